@@ -1,0 +1,41 @@
+# Finds strata's fixed dependencies; when one is missing, stops with the package that provides it
+# and the command that installs it.
+set(STRATA_INSTALL_HINT "run scripts/install-deps.sh (or: sudo apt-get install")
+
+macro(strata_missing what package)
+  message(FATAL_ERROR "strata: ${what} was not found. Install the Debian package '${package}': "
+    "${STRATA_INSTALL_HINT} ${package}).")
+endmacro()
+
+macro(strata_find_core_dependencies)
+  find_path(STRATA_HANA_INCLUDE_DIR boost/hana.hpp)
+  if(NOT STRATA_HANA_INCLUDE_DIR)
+    strata_missing("Boost.Hana (boost/hana.hpp)" libboost1.81-dev)
+  endif()
+  # CCCL (Thrust, CUB, libcu++) ships with the CUDA Toolkit; the host backend includes it directly.
+  find_path(STRATA_CCCL_INCLUDE_DIR thrust/version.h
+    HINTS $ENV{CUDA_PATH}/include/cccl $ENV{CUDA_HOME}/include/cccl /usr/local/cuda/include/cccl
+          /usr/local/cuda/include /usr/include)
+  if(NOT STRATA_CCCL_INCLUDE_DIR)
+    message(FATAL_ERROR "strata: CCCL (thrust/version.h) was not found. Install the CUDA Toolkit 13 "
+      "(it ships Thrust, CUB and libcu++) and put its bin/ on PATH, or set CUDA_PATH.")
+  endif()
+  find_package(OpenMP QUIET)
+  if(NOT OpenMP_CXX_FOUND)
+    strata_missing("OpenMP for the C++ compiler" libgomp1)
+  endif()
+endmacro()
+
+macro(strata_find_test_dependencies)
+  find_package(GTest QUIET)
+  if(NOT GTest_FOUND)
+    strata_missing("GoogleTest" libgtest-dev)
+  endif()
+endmacro()
+
+macro(strata_find_bench_dependencies)
+  find_package(benchmark QUIET)
+  if(NOT benchmark_FOUND)
+    strata_missing("Google Benchmark" libbenchmark-dev)
+  endif()
+endmacro()

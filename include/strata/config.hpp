@@ -1,0 +1,52 @@
+// Portability macros and backend selection: the only header that spells compiler specifics.
+#pragma once
+
+#if defined(__CUDACC__)
+#define STRATA_BACKEND_CUDA 1
+#define STRATA_HD __host__ __device__
+#define STRATA_DEVICE __device__
+#define STRATA_GLOBAL __global__
+#define STRATA_RESTRICT __restrict__
+#else
+#define STRATA_BACKEND_HOST 1
+// The host backend runs Thrust's "device" algorithms on OpenMP threads.
+#ifndef THRUST_DEVICE_SYSTEM
+#define THRUST_DEVICE_SYSTEM THRUST_DEVICE_SYSTEM_OMP
+#endif
+#define STRATA_HD
+#define STRATA_DEVICE
+#define STRATA_RESTRICT __restrict__
+#endif
+
+#if defined(__CUDA_ARCH__)
+#define STRATA_IN_DEVICE_CODE 1
+#endif
+
+#define STRATA_PRAGMA(x) _Pragma(#x)
+#if defined(__CUDACC__) || defined(__clang__)
+#define STRATA_UNROLL STRATA_PRAGMA(unroll)
+#else
+#define STRATA_UNROLL STRATA_PRAGMA(GCC unroll 16)
+#endif
+
+#include <cstddef>
+#include <cstdint>
+
+namespace strata {
+/// Record and element counts: 64-bit everywhere, so more than 2^31 records work.
+using index_t = std::int64_t;
+using size_type = std::size_t;
+
+/// Every column of a container starts on this boundary (the widest access a GPU coalesces).
+inline constexpr std::size_t column_alignment = 256;
+/// Width of one vector access in bytes (LDG.E.128 / STG.E.128).
+inline constexpr std::size_t vector_bytes = 16;
+
+constexpr std::size_t align_up(std::size_t n, std::size_t a) noexcept { return (n + a - 1) / a * a; }
+constexpr bool is_pow2(std::size_t n) noexcept { return n != 0 && (n & (n - 1)) == 0; }
+constexpr std::size_t next_pow2(std::size_t n) noexcept {
+  std::size_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+}  // namespace strata

@@ -1,0 +1,87 @@
+// Loads and stores of 1 to 16 bytes as one instruction (LDG.E.128 / STG.E.128 for 16), and whole
+// padded records moved as one or two such accesses.
+#pragma once
+
+#include <strata/config.hpp>
+#include <strata/layout/descriptor.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace strata::vec {
+
+#if defined(__CUDACC__)
+// CUDA's own vector types: the compiler maps them to ld/st.global.v4/.v2.
+using word16 = uint4;
+using word8 = uint2;
+#else
+struct alignas(16) word16 {
+  std::uint32_t x, y, z, w;
+};
+struct alignas(8) word8 {
+  std::uint32_t x, y;
+};
+#endif
+
+template <std::size_t Bytes>
+using word_t = std::conditional_t<
+    Bytes == 16, word16,
+    std::conditional_t<Bytes == 8, word8,
+                       std::conditional_t<Bytes == 4, std::uint32_t,
+                                          std::conditional_t<Bytes == 2, std::uint16_t, std::uint8_t>>>>;
+
+/// One access of Bytes bytes; p must be aligned to Bytes.
+template <std::size_t Bytes>
+STRATA_HD inline word_t<Bytes> load(const void* p) {
+  static_assert(layout::vector_size_ok(Bytes), "strata: vector accesses are 1, 2, 4, 8 or 16 bytes");
+#if defined(__CUDA_ARCH__)
+  return *static_cast<const word_t<Bytes>*>(p);
+#else
+  word_t<Bytes> w;  // memcpy keeps host code free of aliasing assumptions
+  std::memcpy(&w, p, Bytes);
+  return w;
+#endif
+}
+
+template <std::size_t Bytes>
+STRATA_HD inline void store(void* p, const word_t<Bytes>& w) {
+#if defined(__CUDA_ARCH__)
+  *static_cast<word_t<Bytes>*>(p) = w;
+#else
+  std::memcpy(p, &w, Bytes);
+#endif
+}
+
+}  // namespace strata::vec
+
+namespace strata::layout {
+
+/// Reads a padded record with accesses_per_record accesses of access_bytes each (two LDG.E.128 for
+/// a 28-byte particle padded to 32); copying the record type directly lets nvcc split it per field.
+template <class T>
+STRATA_HD inline T load_record(const aligned_record<T>* p) {
+  using d = record_descriptor<T>;
+  aligned_record<T> r;
+  STRATA_UNROLL
+  for (std::size_t k = 0; k < d::accesses_per_record; ++k) {
+    auto w = vec::load<d::access_bytes>(reinterpret_cast<const char*>(p) + k * d::access_bytes);
+    std::memcpy(reinterpret_cast<char*>(&r) + k * d::access_bytes, &w, d::access_bytes);
+  }
+  return r.value;
+}
+
+/// Writes a record and its zeroed padding with whole-vector stores.
+template <class T>
+STRATA_HD inline void store_record(aligned_record<T>* p, const T& v) {
+  using d = record_descriptor<T>;
+  aligned_record<T> r(v);
+  STRATA_UNROLL
+  for (std::size_t k = 0; k < d::accesses_per_record; ++k) {
+    vec::word_t<d::access_bytes> w;
+    std::memcpy(&w, reinterpret_cast<const char*>(&r) + k * d::access_bytes, d::access_bytes);
+    vec::store<d::access_bytes>(reinterpret_cast<char*>(p) + k * d::access_bytes, w);
+  }
+}
+
+}  // namespace strata::layout

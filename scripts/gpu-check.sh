@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# GPU harness, run on the device machine: build the CUDA preset (or use a carried build), run every
+# GPU test, run them again under compute-sanitizer (memcheck, racecheck, initcheck, synccheck), run
+# the benchmarks, write logs and JSON under $OUT and print a short table last.
+#   STRATA_PREBUILT=dir   use test/bench binaries built elsewhere (dir/tests, dir/bench)
+#   STRATA_SKIP=list      skip stages: build,tests,sanitize,bench (comma separated)
+#   STRATA_BENCH_ARGS     extra arguments for the benchmark binary
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-check-out}
+mkdir -p "$OUT"
+skip() { [[ ",${STRATA_SKIP:-}," == *",$1,"* ]]; }
+summary=()
+add() { summary+=("$(printf '%-34s %s' "$1" "$2")"); }
+
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+add "gpu" "${gpu:-none found}"
+add "driver / nvcc" "$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1) / $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
+
+build=${STRATA_PREBUILT:-build/cuda}
+if [ -z "${STRATA_PREBUILT:-}" ] && ! skip build; then
+  start=$SECONDS
+  if cmake --preset cuda >"$OUT/build.log" 2>&1 && cmake --build --preset cuda >>"$OUT/build.log" 2>&1; then
+    add "build (cuda preset)" "ok in $((SECONDS - start)) s"
+  else
+    add "build (cuda preset)" "FAILED (build.log)"; tail -30 "$OUT/build.log"
+  fi
+fi
+[ -d "$build/lib" ] && export LD_LIBRARY_PATH="$PWD/$build/lib:${LD_LIBRARY_PATH:-}"
+
+tests=$(find "$build/tests" -maxdepth 1 -type f -name '*_test' -perm -u+x | sort)
+status=0
+if ! skip tests; then
+  pass=0; fail=0; failed=""
+  for t in $tests; do
+    if "$t" --gtest_brief=1 >>"$OUT/tests.log" 2>&1; then pass=$((pass + 1)); else fail=$((fail + 1)); failed+=" $(basename "$t")"; fi
+  done
+  add "gpu tests (binaries)" "$pass passed, $fail failed$failed"
+  grep -hE '^\[  PASSED  \]|^\[  FAILED  \]' "$OUT/tests.log" | awk '{n+=$4} END {print n}' >"$OUT/cases.txt"
+  add "gpu test cases passed" "$(grep -h '^\[  PASSED  \]' "$OUT/tests.log" | awk '{n+=$4} END {print n+0}')"
+  ((fail)) && status=1
+fi
+
+if ! skip sanitize; then
+  # Sanitizer runs leave out the cases marked Large (2^31 records) that would take hours under it.
+  for tool in memcheck racecheck initcheck synccheck; do
+    findings=0; bad=""
+    extra=""; [ "$tool" = memcheck ] && extra="--leak-check full"
+    for t in $tests; do
+      log="$OUT/sanitize-$tool.log"
+      echo "=== $(basename "$t")" >>"$log"
+      if ! compute-sanitizer --tool "$tool" $extra --error-exitcode 99 "$t" --gtest_brief=1 \
+           --gtest_filter='-*Large*:*OutOfMemory*' >>"$log" 2>&1; then
+        findings=$((findings + 1)); bad+=" $(basename "$t")"
+      fi
+    done
+    add "compute-sanitizer $tool" "$( ((findings)) && echo "FINDINGS in$bad" || echo "clean ($(echo $tests | wc -w) binaries)")"
+    ((findings)) && status=1
+  done
+fi
+
+if ! skip bench && [ -x "$build/bench/strata_bench" ]; then
+  if "$build/bench/strata_bench" --benchmark_out="$OUT/bench-raw.json" --benchmark_out_format=json \
+       ${STRATA_BENCH_ARGS:-} >"$OUT/bench.log" 2>&1; then
+    python3 bench/report.py results "$OUT/bench-raw.json" --out "$OUT" --commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+      >"$OUT/report.log" 2>&1 && add "benchmarks" "ok ($(ls "$OUT"/*-20*.json 2>/dev/null | xargs -n1 basename))" \
+      || add "benchmarks" "report FAILED (report.log)"
+  else
+    add "benchmarks" "FAILED (bench.log)"; tail -20 "$OUT/bench.log"; status=1
+  fi
+fi
+
+[ -f "$OUT/table.md" ] && cat "$OUT/table.md"
+echo
+echo "== strata gpu-check =="
+printf '%s\n' "${summary[@]}"
+exit $status

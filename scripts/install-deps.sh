@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what strata's builds need and this machine lacks; does nothing when all is present.
+set -euo pipefail
+
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO="sudo"
+has_header() { echo "#include <$1>" | "${CXX:-g++}" -x c++ -std=c++20 -E - >/dev/null 2>&1; }
+
+need=()
+command -v cmake >/dev/null || need+=(cmake)
+command -v ninja >/dev/null || need+=(ninja-build)
+command -v g++ >/dev/null || need+=(g++)
+command -v python3 >/dev/null || need+=(python3 python3-pip)
+if command -v g++ >/dev/null; then
+  has_header boost/hana.hpp || need+=(libboost1.81-dev)
+  has_header gtest/gtest.h || need+=(libgtest-dev)
+  has_header benchmark/benchmark.h || need+=(libbenchmark-dev)
+else
+  need+=(libboost1.81-dev libgtest-dev libbenchmark-dev)
+fi
+if ((${#need[@]})); then
+  echo "install-deps: installing ${need[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
+fi
+
+# CCCL (Thrust, CUB, libcu++) comes with the CUDA Toolkit; the host backend needs its headers too.
+if ! command -v nvcc >/dev/null && [ ! -e /usr/local/cuda/include/cccl/thrust/version.h ]; then
+  echo "install-deps: the CUDA Toolkit 13 (nvcc and CCCL) is missing; install it from NVIDIA's packages" >&2
+  exit 1
+fi
+
+# cuobjdump + nvdisasm let the vector-width check read SASS; without them it reads PTX.
+if ! command -v cuobjdump >/dev/null || ! command -v nvdisasm >/dev/null; then
+  if ! python3 -c 'import nvidia, os, sys; sys.exit(not any(os.path.exists(os.path.join(p, "cu13/bin/nvdisasm")) for p in nvidia.__path__))' 2>/dev/null; then
+    echo "install-deps: installing cuobjdump and nvdisasm from PyPI"
+    python3 -m pip install -q nvidia-cuda-cuobjdump==13.5.37 nvidia-cuda-nvdisasm==13.5.37 ||
+      echo "install-deps: could not install cuobjdump; the vector-width check will read PTX" >&2
+  fi
+fi
+echo "install-deps: all dependencies present"

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The README's test command: installs dependencies, builds the host backend, runs every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+cmake --preset host
+cmake --build --preset host
+ctest --preset host -j 2

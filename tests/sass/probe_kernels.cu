@@ -1,0 +1,60 @@
+// Probe kernels for the vector-width check: each moves records the way strata's layers do, and the
+// sass-expect lines give the width every global load and store in it must have.
+// Built once as is and once with STRATA_SASS_BREAK_ALIGNMENT, which drops the aligned record type:
+// the check must then fail, which proves it can.
+#include <strata/layout/vector_access.hpp>
+
+#include "../common/records.hpp"
+
+using namespace strata_test;
+
+#ifdef STRATA_SASS_BREAK_ALIGNMENT
+template <class T>
+using stored = T;
+template <class T>
+__device__ T load_record(const T* p) { return *p; }
+template <class T>
+__device__ void store_record(T* p, const T& v) { *p = v; }
+#else
+template <class T>
+using stored = strata::layout::aligned_record<T>;
+using strata::layout::load_record;
+using strata::layout::store_record;
+#endif
+
+template <class T>
+__device__ void copy_records(const stored<T>* __restrict__ in, stored<T>* __restrict__ out, long n) {
+  long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  if (i < n) {
+    T v = load_record<T>(in + i);  // whole-record access through the descriptor's record type
+    v.*strata::reflect::member_pointer<T, 0> += 1;
+    store_record<T>(out + i, v);
+  }
+}
+
+// {float a, b} as declared: two 32-bit accesses (shown for contrast, not a strata path).
+// sass-expect: ^probe_two_floats_natural$ load=32 store=32
+extern "C" __global__ void probe_two_floats_natural(const two_floats* in, two_floats* out, long n) {
+  long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x;
+  if (i < n) { two_floats v = in[i]; v.a += 1; out[i] = v; }
+}
+// sass-expect: ^probe_two_floats$ load=64 store=64
+extern "C" __global__ void probe_two_floats(const stored<two_floats>* in, stored<two_floats>* out, long n) {
+  copy_records<two_floats>(in, out, n);
+}
+// sass-expect: ^probe_three_bytes$ load=32 store=32
+extern "C" __global__ void probe_three_bytes(const stored<three_bytes>* in, stored<three_bytes>* out, long n) {
+  copy_records<three_bytes>(in, out, n);
+}
+// sass-expect: ^probe_float3$ load=128 store=128
+extern "C" __global__ void probe_float3(const stored<with_float3>* in, stored<with_float3>* out, long n) {
+  copy_records<with_float3>(in, out, n);
+}
+// sass-expect: ^probe_particle$ load=128 store=128
+extern "C" __global__ void probe_particle(const stored<particle>* in, stored<particle>* out, long n) {
+  copy_records<particle>(in, out, n);
+}
+// sass-expect: ^probe_eight_floats$ load=128 store=128
+extern "C" __global__ void probe_eight_floats(const stored<eight_floats>* in, stored<eight_floats>* out, long n) {
+  copy_records<eight_floats>(in, out, n);
+}
