@@ -7,6 +7,8 @@
 #define STRATA_DEVICE __device__
 #define STRATA_GLOBAL __global__
 #define STRATA_RESTRICT __restrict__
+/// Device memory is not host-addressable: host access goes through copies.
+#define STRATA_DEVICE_IS_SEPARATE 1
 #else
 #define STRATA_BACKEND_HOST 1
 // The host backend runs Thrust's "device" algorithms on OpenMP threads.
@@ -16,6 +18,7 @@
 #define STRATA_HD
 #define STRATA_DEVICE
 #define STRATA_RESTRICT __restrict__
+#define STRATA_DEVICE_IS_SEPARATE 0
 #endif
 
 #if defined(__CUDA_ARCH__)

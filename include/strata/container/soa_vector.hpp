@@ -1,0 +1,277 @@
+// soa_vector<T, Space>: owning SoA container, one padded allocation per container (see soa_layout).
+// Copies are deep, as for thrust::device_vector; element access from the host is the slow path.
+#pragma once
+
+#include <strata/config.hpp>
+#include <strata/container/host_transpose.hpp>
+#include <strata/container/soa_view.hpp>
+#include <strata/memory/fill.hpp>
+#include <strata/memory/resource.hpp>
+#include <strata/memory/soa_layout.hpp>
+
+#include <cuda/std/array>
+
+#include <algorithm>
+#include <initializer_list>
+#include <ranges>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace strata {
+
+template <class R, class T>
+concept contiguous_range_of = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
+                              std::is_same_v<std::remove_cv_t<std::ranges::range_value_t<R>>, T>;
+
+template <class T, memory_space Space = memory_space::device>
+class soa_vector {
+  static_assert(soa_layout<T>::proven(), "strata: SoA layout facts (alignment, no overlap) do not hold for this record");
+
+ public:
+  using value_type = T;
+  using size_type = std::size_t;
+  using layout_type = soa_layout<T>;
+  using view_type = soa_view<T>;
+  using const_view_type = soa_view<const T>;
+  static constexpr memory_space space = Space;
+  static constexpr std::size_t fields = layout_type::fields;
+
+  soa_vector() = default;
+  explicit soa_vector(size_type n) { resize(n); }
+  soa_vector(size_type n, const T& value) { resize(n, value); }
+  /// AoS in: any contiguous host range of T (std::vector<T>, std::span<const T>, an array).
+  template <class R>
+    requires contiguous_range_of<R, T>
+  explicit soa_vector(const R& records) {
+    assign(std::ranges::data(records), std::ranges::size(records));
+  }
+  soa_vector(std::initializer_list<T> records) { assign(records.begin(), records.size()); }
+
+  soa_vector(const soa_vector& o) { copy_from(o); }
+  template <memory_space S>
+  explicit soa_vector(const soa_vector<T, S>& o) {
+    copy_from(o);
+  }
+  soa_vector(soa_vector&& o) noexcept
+      : buf_(std::move(o.buf_)), size_(std::exchange(o.size_, 0)), capacity_(std::exchange(o.capacity_, 0)) {}
+  soa_vector& operator=(const soa_vector& o) {
+    if (this != &o) soa_vector(o).swap(*this);
+    return *this;
+  }
+  soa_vector& operator=(soa_vector&& o) noexcept {
+    soa_vector(std::move(o)).swap(*this);
+    return *this;
+  }
+
+  size_type size() const noexcept { return size_; }
+  size_type capacity() const noexcept { return capacity_; }
+  bool empty() const noexcept { return size_ == 0; }
+  static constexpr size_type max_size() noexcept { return layout_type::max_capacity; }
+  /// Bytes of the one allocation (columns, their padding and the gaps to 256-byte boundaries).
+  size_type allocated_bytes() const noexcept { return buf_.bytes(); }
+
+  void swap(soa_vector& o) noexcept {
+    buf_.swap(o.buf_);
+    std::swap(size_, o.size_);
+    std::swap(capacity_, o.capacity_);
+  }
+  friend void swap(soa_vector& a, soa_vector& b) noexcept { a.swap(b); }
+
+  /// Grows capacity to at least n (rounded to whole packets). Strong guarantee: on failure the
+  /// container is unchanged.
+  void reserve(size_type n) {
+    if (n <= capacity_) return;
+    check_size(n, "reserve");
+    soa_vector grown;
+    grown.allocate(layout_type::round_capacity(n));
+    for (std::size_t i = 0; i < fields; ++i)
+      copy_bytes_async(grown.column_ptr(i), column_ptr(i), size_ * layout_type::field_sizes[i], stream_t{});
+    synchronize(stream_t{});
+    grown.size_ = size_;
+    swap(grown);
+  }
+
+  /// New records are value-initialised (all bytes zero) or copies of value. Strong guarantee.
+  void resize(size_type n) { resize_impl(n, nullptr); }
+  void resize(size_type n, const T& value) { resize_impl(n, &value); }
+  void clear() noexcept { size_ = 0; }
+
+  view_type view() noexcept { return view_type(columns<std::byte*>(), index_t(size_), index_t(capacity_)); }
+  const_view_type view() const noexcept { return const_view(); }
+  const_view_type const_view() const noexcept {
+    return const_view_type(columns<const std::byte*>(), index_t(size_), index_t(capacity_));
+  }
+  operator view_type() noexcept { return view(); }
+  operator const_view_type() const noexcept { return const_view(); }
+
+  template <std::size_t I>
+  auto column() noexcept { return view().template column<I>(); }
+  template <std::size_t I>
+  auto column() const noexcept { return const_view().template column<I>(); }
+  template <auto P>
+    requires std::is_member_object_pointer_v<decltype(P)>
+  auto column() noexcept {
+    return view().template column<P>();
+  }
+  template <auto P>
+    requires std::is_member_object_pointer_v<decltype(P)>
+  auto column() const noexcept {
+    return const_view().template column<P>();
+  }
+
+  /// Replaces the contents with n AoS records from host memory.
+  void assign(const T* records, size_type n) {
+    check_size(n, "assign");
+    if (n > 0 && records == nullptr) throw size_error("strata: soa_vector::assign: null pointer with " + std::to_string(n) + " records");
+    soa_vector fresh;
+    fresh.allocate(layout_type::round_capacity(n));
+    fresh.size_ = n;
+    detail::aos_to_soa_from_host(records, n, fresh.view(), Space);
+    swap(fresh);
+  }
+  template <class R>
+    requires contiguous_range_of<R, T>
+  void assign(const R& records) {
+    assign(std::ranges::data(records), std::ranges::size(records));
+  }
+
+  /// SoA -> AoS on the way out.
+  std::vector<T> to_host() const {
+    std::vector<T> out(size_);
+    copy_to_host(std::span<T>(out));
+    return out;
+  }
+  void copy_to_host(std::span<T> out) const {
+    if (out.size() != size_) detail::throw_size_error("soa_vector::copy_to_host: output records", index_t(out.size()), index_t(size_));
+    detail::soa_to_aos_to_host(const_view(), out.data(), Space);
+  }
+
+  /// Stream-ordered copy of all records into dst (any memory space, same record type); dst must
+  /// already hold size() records. Returns before completion on the CUDA backend.
+  template <memory_space S>
+  void copy_to_async(soa_vector<T, S>& dst, stream_t stream) const {
+    if (dst.size() != size_) detail::throw_size_error("soa_vector::copy_to_async: destination size", index_t(dst.size()), index_t(size_));
+    for (std::size_t i = 0; i < fields; ++i)
+      copy_bytes_async(dst.view().column_bytes(i), column_ptr(i), size_ * layout_type::field_sizes[i], stream);
+  }
+
+  /// Record i read or written from the host (one small copy per field).
+  T get(size_type i) const {
+    check_index(i);
+    T r;
+    reflect::for_each_field<T>([&](auto f) {
+      constexpr std::size_t I = decltype(f)::value;
+      copy_bytes(&(r.*reflect::member_pointer<T, I>), const_view().template column_data<I>() + i, layout_type::field_sizes[I]);
+    });
+    return r;
+  }
+  void set(size_type i, const T& r) {
+    check_index(i);
+    reflect::for_each_field<T>([&](auto f) {
+      constexpr std::size_t I = decltype(f)::value;
+      copy_bytes(view().template column_data<I>() + i, &(r.*reflect::member_pointer<T, I>), layout_type::field_sizes[I]);
+    });
+  }
+
+  /// Host-side element proxy, the slow path (as thrust::device_vector::operator[]).
+  class host_reference {
+   public:
+    operator T() const { return v_->get(i_); }
+    host_reference& operator=(const T& r) {
+      v_->set(i_, r);
+      return *this;
+    }
+
+   private:
+    friend class soa_vector;
+    host_reference(soa_vector* v, size_type i) : v_(v), i_(i) {}
+    soa_vector* v_;
+    size_type i_;
+  };
+  host_reference operator[](size_type i) { return host_reference(this, i); }
+  T operator[](size_type i) const { return get(i); }
+
+ private:
+  template <class, memory_space>
+  friend class soa_vector;
+
+  std::byte* column_ptr(std::size_t i) const noexcept { return buf_.data() + layout_type::column_offset(capacity_, i); }
+  template <class P>
+  cuda::std::array<P, fields> columns() const noexcept {
+    cuda::std::array<P, fields> c{};
+    for (std::size_t i = 0; i < fields; ++i) c[i] = capacity_ ? column_ptr(i) : nullptr;
+    return c;
+  }
+
+  // Allocates capacity for an empty container and zeroes every byte, so padding lanes are initialised.
+  void allocate(size_type capacity) {
+    buffer b(layout_type::bytes(capacity), Space);
+    fill_bytes_async(b.data(), 0, b.bytes(), stream_t{});
+    synchronize(stream_t{});
+    buf_ = std::move(b);
+    capacity_ = capacity;
+  }
+
+  void resize_impl(size_type n, const T* value) {
+    check_size(n, "resize");
+    if (n > capacity_) {
+      soa_vector grown(*this, std::max(n, capacity_ + capacity_ / 2));
+      grown.fill_tail(size_, n, value);
+      swap(grown);
+    } else {
+      fill_tail(size_, n, value);
+    }
+    size_ = n;
+  }
+  // Copy of o with room for capacity records; the space past o.size() is zero.
+  soa_vector(const soa_vector& o, size_type capacity) {
+    allocate(layout_type::round_capacity(capacity));
+    for (std::size_t i = 0; i < fields; ++i)
+      copy_bytes_async(column_ptr(i), o.column_ptr(i), o.size_ * layout_type::field_sizes[i], stream_t{});
+    synchronize(stream_t{});
+    size_ = o.size_;
+  }
+  // Records [from, to) become value, or zero bytes when value is null.
+  void fill_tail(size_type from, size_type to, const T* value) {
+    if (to <= from) return;
+    if (!value) {
+      for (std::size_t i = 0; i < fields; ++i)
+        fill_bytes_async(column_ptr(i) + from * layout_type::field_sizes[i], 0, (to - from) * layout_type::field_sizes[i], stream_t{});
+      synchronize(stream_t{});
+      return;
+    }
+    reflect::for_each_field<T>([&](auto f) {
+      constexpr std::size_t I = decltype(f)::value;
+      detail::fill_n(view().template column_data<I>() + from, index_t(to - from), value->*reflect::member_pointer<T, I>, Space);
+    });
+  }
+
+  template <memory_space S>
+  void copy_from(const soa_vector<T, S>& o) {
+    if (o.capacity_ == 0) return;
+    allocate(o.capacity_);  // same capacity, same layout: one copy of the whole allocation
+    copy_bytes(buf_.data(), o.buf_.data(), buf_.bytes());
+    size_ = o.size_;
+  }
+
+  static void check_size(size_type n, const char* op) {
+    if (n > max_size())
+      throw out_of_memory(std::size_t(-1), Space, std::string("soa_vector::") + op + " of " + std::to_string(n) + " records exceeds max_size()");
+  }
+  void check_index(size_type i) const {
+    if (i >= size_) throw std::out_of_range("strata: soa_vector index " + std::to_string(i) + " out of range (size " + std::to_string(size_) + ")");
+  }
+
+  buffer buf_;
+  size_type size_ = 0;
+  size_type capacity_ = 0;
+};
+
+template <class T>
+using host_soa_vector = soa_vector<T, memory_space::host>;
+template <class T>
+using pinned_soa_vector = soa_vector<T, memory_space::pinned>;
+
+}  // namespace strata

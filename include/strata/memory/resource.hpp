@@ -1,0 +1,135 @@
+// Raw memory for each space (device, pinned host, host) and the byte copies between them. The host
+// backend maps every space to host memory under the same API. A test hook can fail any allocation.
+#pragma once
+
+#include <strata/config.hpp>
+#include <strata/memory/error.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstring>
+#include <new>
+#include <utility>
+
+#if defined(STRATA_BACKEND_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
+namespace strata {
+
+#if defined(STRATA_BACKEND_CUDA)
+using stream_t = cudaStream_t;
+#else
+struct host_stream;
+/// The host backend runs every "asynchronous" operation to completion before returning.
+using stream_t = host_stream*;
+#endif
+
+namespace testing {
+/// Fault injection: when set, called before every allocation with its ordinal (0, 1, ...); returning
+/// true makes that allocation fail with out_of_memory. Off (nullptr) costs one predictable branch.
+using allocation_hook = bool (*)(long ordinal, std::size_t bytes, memory_space space);
+inline std::atomic<allocation_hook> fail_allocation_if{nullptr};
+inline std::atomic<long> allocation_ordinal{0};
+/// Allocations made and not yet freed, for leak checks in tests.
+inline std::atomic<long> live_allocations{0};
+}  // namespace testing
+
+/// Allocates bytes aligned to column_alignment; throws out_of_memory (strong guarantee: nothing held).
+inline void* allocate(std::size_t bytes, memory_space space) {
+  if (bytes == 0) return nullptr;
+  long ordinal = testing::allocation_ordinal.fetch_add(1, std::memory_order_relaxed);
+  if (auto hook = testing::fail_allocation_if.load(std::memory_order_relaxed); hook && hook(ordinal, bytes, space))
+    throw out_of_memory(bytes, space, "injected failure");
+  void* p = nullptr;
+#if defined(STRATA_BACKEND_CUDA)
+  if (space != memory_space::host) {
+    cudaError_t e = space == memory_space::device ? cudaMalloc(&p, bytes) : cudaMallocHost(&p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      throw out_of_memory(bytes, space, cudaGetErrorString(e));
+    }
+    detail::cuda_check(e, space == memory_space::device ? "cudaMalloc" : "cudaMallocHost");
+    testing::live_allocations.fetch_add(1, std::memory_order_relaxed);
+    return p;
+  }
+#endif
+  p = ::operator new(bytes, std::align_val_t{column_alignment}, std::nothrow);
+  if (!p) throw out_of_memory(bytes, space);
+  testing::live_allocations.fetch_add(1, std::memory_order_relaxed);
+  return p;
+}
+
+inline void deallocate(void* p, memory_space space) noexcept {
+  if (!p) return;
+  testing::live_allocations.fetch_sub(1, std::memory_order_relaxed);
+#if defined(STRATA_BACKEND_CUDA)
+  if (space == memory_space::device) { (void)cudaFree(p); return; }
+  if (space == memory_space::pinned) { (void)cudaFreeHost(p); return; }
+#else
+  (void)space;
+#endif
+  ::operator delete(p, std::align_val_t{column_alignment});
+}
+
+/// Stream-ordered byte copy between any two spaces; returns before completion on the CUDA backend.
+inline void copy_bytes_async(void* dst, const void* src, std::size_t bytes, stream_t stream) {
+  if (bytes == 0) return;
+#if defined(STRATA_BACKEND_CUDA)
+  detail::cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream), "cudaMemcpyAsync");
+#else
+  (void)stream;
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
+inline void synchronize(stream_t stream) {
+#if defined(STRATA_BACKEND_CUDA)
+  detail::cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+#else
+  (void)stream;
+#endif
+}
+
+inline void copy_bytes(void* dst, const void* src, std::size_t bytes) {
+  copy_bytes_async(dst, src, bytes, stream_t{});
+  synchronize(stream_t{});
+}
+
+inline void fill_bytes_async(void* dst, int value, std::size_t bytes, stream_t stream) {
+  if (bytes == 0) return;
+#if defined(STRATA_BACKEND_CUDA)
+  detail::cuda_check(cudaMemsetAsync(dst, value, bytes, stream), "cudaMemsetAsync");
+#else
+  (void)stream;
+  std::memset(dst, value, bytes);
+#endif
+}
+
+/// Owns one allocation; moves, never copies.
+class buffer {
+ public:
+  buffer() = default;
+  buffer(std::size_t bytes, memory_space space) : p_(allocate(bytes, space)), bytes_(bytes), space_(space) {}
+  buffer(buffer&& o) noexcept : p_(o.p_), bytes_(o.bytes_), space_(o.space_) { o.p_ = nullptr, o.bytes_ = 0; }
+  buffer& operator=(buffer&& o) noexcept {
+    buffer(std::move(o)).swap(*this);
+    return *this;
+  }
+  ~buffer() { deallocate(p_, space_); }
+  void swap(buffer& o) noexcept {
+    std::swap(p_, o.p_);
+    std::swap(bytes_, o.bytes_);
+    std::swap(space_, o.space_);
+  }
+  std::byte* data() const noexcept { return static_cast<std::byte*>(p_); }
+  std::size_t bytes() const noexcept { return bytes_; }
+  memory_space space() const noexcept { return space_; }
+
+ private:
+  void* p_ = nullptr;
+  std::size_t bytes_ = 0;
+  memory_space space_ = memory_space::host;
+};
+
+}  // namespace strata

@@ -1,0 +1,57 @@
+// Where each column of an SoA allocation starts: one allocation, every column on a 256-byte
+// boundary, capacity rounded up to the packet width so vector loops need no scalar tail.
+#pragma once
+
+#include <strata/config.hpp>
+#include <strata/layout/descriptor.hpp>
+
+#include <array>
+#include <cstddef>
+#include <limits>
+
+namespace strata {
+
+template <class T>
+struct soa_layout {
+  using descriptor = layout::record_descriptor<T>;
+  static constexpr std::size_t fields = descriptor::fields;
+  /// Capacity is a multiple of this: one packet, or 16 records when some field cannot be vectorized.
+  static constexpr std::size_t capacity_quantum = descriptor::all_fields_vectorizable ? descriptor::packet_width : 16;
+  static constexpr std::array<std::size_t, fields> field_sizes = [] {
+    std::array<std::size_t, fields> s{};
+    reflect::for_each_field<T>([&](auto i) { s[i] = sizeof(reflect::field_type_t<T, decltype(i)::value>); });
+    return s;
+  }();
+  /// Capacities above this would overflow the byte count.
+  static constexpr std::size_t max_capacity =
+      (std::numeric_limits<std::size_t>::max() / 2 - fields * column_alignment) / (descriptor::packed_size ? descriptor::packed_size : 1);
+
+  static constexpr std::size_t round_capacity(std::size_t n) { return align_up(n, capacity_quantum); }
+
+  /// Byte offset of column i (i == fields gives the total size) for a given capacity.
+  static constexpr std::size_t column_offset(std::size_t capacity, std::size_t i) {
+    std::size_t off = 0;
+    for (std::size_t j = 0; j < i; ++j) off = align_up(off + capacity * field_sizes[j], column_alignment);
+    return off;
+  }
+  static constexpr std::size_t bytes(std::size_t capacity) { return column_offset(capacity, fields); }
+
+  /// The facts the 128-bit iterators rely on, for one capacity: columns start on 256-byte
+  /// boundaries, never overlap, and each column's length is a whole number of 16-byte vectors.
+  static constexpr bool check(std::size_t capacity) {
+    if (capacity % capacity_quantum != 0) return false;
+    for (std::size_t j = 0; j < fields; ++j) {
+      std::size_t begin = column_offset(capacity, j), end = begin + capacity * field_sizes[j];
+      if (begin % column_alignment != 0 || end > column_offset(capacity, j + 1)) return false;
+      if (descriptor::all_fields_vectorizable && (capacity * field_sizes[j]) % vector_bytes != 0) return false;
+    }
+    return true;
+  }
+  static constexpr bool proven() {
+    constexpr std::size_t q = capacity_quantum;
+    return check(0) && check(q) && check(3 * q) && check(round_capacity(99991)) && check(round_capacity(1u << 20)) &&
+           check(round_capacity(std::size_t{1} << 31 | 5));
+  }
+};
+
+}  // namespace strata

@@ -1,0 +1,105 @@
+// Test helpers: fresh random records (seed printed on failure), the size list of the design card,
+// field-wise bitwise comparison and poisoning.
+#pragma once
+
+#include <strata/layout/descriptor.hpp>
+#include <strata/memory/resource.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace strata_test {
+
+/// A fresh seed per run unless STRATA_TEST_SEED pins one; tests print it with SCOPED_TRACE.
+inline std::uint64_t test_seed() {
+  static const std::uint64_t seed = []() -> std::uint64_t {
+    if (const char* s = std::getenv("STRATA_TEST_SEED")) return std::stoull(s);
+    return std::uint64_t(std::random_device{}()) << 32 | std::random_device{}();
+  }();
+  return seed;
+}
+#define STRATA_SEED_TRACE() SCOPED_TRACE("STRATA_TEST_SEED=" + std::to_string(::strata_test::test_seed()))
+
+template <class T>
+std::vector<std::size_t> sizes_for() {
+  constexpr std::size_t w = strata::layout::record_descriptor<T>::packet_width;
+  return {0, 1, 3, w - 1, w, w + 1, 99991, 1000000};
+}
+
+template <class F>
+F random_value(std::mt19937_64& g) {
+  if constexpr (std::is_floating_point_v<F>) {
+    return static_cast<F>(std::uniform_real_distribution<double>(-1.0, 1.0)(g));
+  } else if constexpr (std::is_integral_v<F>) {
+    return static_cast<F>(g());
+  } else {
+    F v;  // aggregates of scalars: random bytes
+    unsigned char* b = reinterpret_cast<unsigned char*>(&v);
+    for (std::size_t i = 0; i < sizeof(F); ++i) b[i] = static_cast<unsigned char>(g());
+    return v;
+  }
+}
+
+template <class T>
+T random_record(std::mt19937_64& g) {
+  T r;
+  std::memset(&r, 0, sizeof r);
+  strata::reflect::for_each_field<T>([&](auto i) {
+    constexpr std::size_t I = decltype(i)::value;
+    r.*strata::reflect::member_pointer<T, I> = random_value<strata::reflect::field_type_t<T, I>>(g);
+  });
+  return r;
+}
+
+template <class T>
+std::vector<T> random_records(std::size_t n, std::uint64_t salt = 0) {
+  std::mt19937_64 g(test_seed() ^ (salt * 0x9E3779B97F4A7C15ull) ^ n);
+  std::vector<T> v(n);
+  for (auto& r : v) r = random_record<T>(g);
+  return v;
+}
+
+/// Records filled with 0xA5 bytes: any element an operation fails to write shows up.
+template <class T>
+std::vector<T> poisoned(std::size_t n) {
+  std::vector<T> v(n);
+  if (n) std::memset(static_cast<void*>(v.data()), 0xA5, n * sizeof(T));
+  return v;
+}
+
+/// Field by field, bit for bit (padding bytes inside T are not data and are not compared).
+template <class T>
+bool same_bits(const T& a, const T& b) {
+  bool eq = true;
+  strata::reflect::for_each_field<T>([&](auto i) {
+    constexpr auto p = strata::reflect::member_pointer<T, decltype(i)::value>;
+    eq = eq && std::memcmp(&(a.*p), &(b.*p), sizeof(a.*p)) == 0;
+  });
+  return eq;
+}
+
+/// Index of the first record that differs, or -1.
+template <class T>
+long first_difference(std::span<const T> got, std::span<const T> want) {
+  if (got.size() != want.size()) return 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!same_bits(got[i], want[i])) return long(i);
+  return -1;
+}
+
+/// Copies n elements from any memory space to a host vector.
+template <class F>
+std::vector<std::remove_const_t<F>> fetch(const F* p, std::size_t n) {
+  std::vector<std::remove_const_t<F>> out(n);
+  strata::copy_bytes(out.data(), p, n * sizeof(F));
+  return out;
+}
+
+}  // namespace strata_test

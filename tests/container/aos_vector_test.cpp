@@ -1,0 +1,89 @@
+#include <strata/container/aos_vector.hpp>
+
+#include "common/records.hpp"
+#include "common/testing.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace strata_test;
+using strata::aos_vector;
+
+static_assert(std::is_trivially_copyable_v<strata::aos_view<particle>>);
+static_assert(!std::is_convertible_v<strata::aos_view<const particle>, strata::aos_view<particle>>);
+static_assert(std::is_convertible_v<strata::aos_view<particle>, strata::aos_view<const particle>>);
+
+template <class T>
+class AosVector : public ::testing::Test {};
+using Records = ::testing::Types<particle, mixed, three_bytes, floats_then_vec4>;
+TYPED_TEST_SUITE(AosVector, Records);
+
+template <class T, strata::memory_space S>
+void expect_equal(const aos_vector<T, S>& v, const std::vector<T>& ref) {
+  auto out = poisoned<T>(v.size());
+  v.copy_to_host(std::span<T>(out));
+  EXPECT_EQ(first_difference<T>(out, ref), -1);
+}
+
+TYPED_TEST(AosVector, RoundTripEverySizeAndAlignedStorage) {
+  using T = TypeParam;
+  STRATA_SEED_TRACE();
+  for (std::size_t n : sizes_for<T>()) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    auto ref = random_records<T>(n);
+    aos_vector<T> v(ref);
+    EXPECT_EQ(v.size(), n);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(v.data()) % alignof(strata::layout::aligned_record<T>), 0u);
+    expect_equal(v, ref);
+  }
+}
+
+TYPED_TEST(AosVector, ContainerOperations) {
+  using T = TypeParam;
+  STRATA_SEED_TRACE();
+  auto ref = random_records<T>(777);
+  aos_vector<T> v(ref);
+  T value = random_records<T>(1, 5)[0];
+  v.resize(5000, value);
+  ref.resize(5000, value);
+  expect_equal(v, ref);
+  v.resize(3);
+  ref.resize(3);
+  T zero;
+  std::memset(&zero, 0, sizeof zero);
+  v.resize(10);
+  ref.resize(10, zero);
+  expect_equal(v, ref);
+  aos_vector<T> copy = v;
+  copy[2] = value;
+  EXPECT_TRUE(same_bits(T(copy[2]), value));
+  expect_equal(v, ref);
+  strata::host_aos_vector<T> host(v);
+  expect_equal(host, ref);
+  aos_vector<T> moved = std::move(copy);
+  EXPECT_EQ(copy.size(), 0u);
+  v.reserve(100000);
+  expect_equal(v, ref);
+  v.clear();
+  EXPECT_TRUE(v.empty());
+  aos_vector<T> n(4, value);
+  expect_equal(n, std::vector<T>(4, value));
+  EXPECT_THROW(n.get(4), std::out_of_range);
+}
+
+TEST(AosView, ProxyAndForeignChecks) {
+  STRATA_SEED_TRACE();
+  auto ref = random_records<particle>(8);
+  strata::host_aos_vector<particle> v(ref);
+  auto view = v.view();
+  strata::get<&particle::y>(view[2]) = 9.0f;
+  view[3] = view[1];
+  ref[2].y = 9.0f;
+  ref[3] = ref[1];
+  EXPECT_EQ(first_difference<particle>(v.to_host(), ref), -1);
+  using rec = strata::layout::aligned_record<particle>;
+  auto ok = strata::make_aos_view<particle>(cuda::std::span<rec>(v.data(), 8), 8);
+  EXPECT_EQ(ok.size(), 8);
+  EXPECT_THROW((void)strata::make_aos_view<particle>(cuda::std::span<rec>(v.data(), 4), 8), strata::size_error);
+  rec* shifted = reinterpret_cast<rec*>(reinterpret_cast<char*>(v.data()) + 4);
+  EXPECT_THROW((void)strata::make_aos_view<particle>(cuda::std::span<rec>(shifted, 4), 4), strata::misaligned_pointer);
+}
