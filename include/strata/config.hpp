@@ -26,10 +26,27 @@
 #endif
 
 #define STRATA_PRAGMA(x) _Pragma(#x)
-#if defined(__CUDACC__) || defined(__clang__)
+#if defined(__CUDA_ARCH__) || defined(__clang__)
 #define STRATA_UNROLL STRATA_PRAGMA(unroll)
-#else
+#elif defined(__GNUC__)
 #define STRATA_UNROLL STRATA_PRAGMA(GCC unroll 16)
+#else
+#define STRATA_UNROLL
+#endif
+
+// Host loops over records use OpenMP threads where the compiler has it (the host backend).
+#if defined(_OPENMP)
+#define STRATA_PARALLEL_FOR_IF(cond) STRATA_PRAGMA(omp parallel for schedule(static) if (cond))
+#else
+#define STRATA_PARALLEL_FOR_IF(cond)
+#endif
+
+// A __host__ __device__ template that calls the functor it is given: host-only functors are fine
+// when it is called from host code, so nvcc's cross-execution-space check is turned off for it.
+#if defined(__CUDACC__)
+#define STRATA_EXEC_CHECK_DISABLE STRATA_PRAGMA(nv_exec_check_disable)
+#else
+#define STRATA_EXEC_CHECK_DISABLE
 #endif
 
 #include <cstddef>

@@ -7,6 +7,7 @@
 #include <strata/container/soa_vector.hpp>
 #include <strata/memory/fill.hpp>
 #include <strata/memory/resource.hpp>
+#include <strata/iterator/record_iterator.hpp>
 
 #include <algorithm>
 #include <initializer_list>
@@ -81,6 +82,16 @@ class aos_vector {
   operator view_type() noexcept { return view(); }
   operator const_view_type() const noexcept { return const_view(); }
 
+  using system = thrust_system_t<Space>;
+  using iterator = record_iterator<view_type, system>;
+  using const_iterator = record_iterator<const_view_type, system>;
+  iterator begin() noexcept { return iterator(view(), 0); }
+  iterator end() noexcept { return iterator(view(), index_t(size_)); }
+  const_iterator begin() const noexcept { return cbegin(); }
+  const_iterator end() const noexcept { return cend(); }
+  const_iterator cbegin() const noexcept { return const_iterator(const_view(), 0); }
+  const_iterator cend() const noexcept { return const_iterator(const_view(), index_t(size_)); }
+
   void assign(const T* records, size_type n) {
     check_size(n, "assign");
     if (n > 0 && records == nullptr) throw size_error("strata: aos_vector::assign: null pointer with " + std::to_string(n) + " records");
@@ -116,7 +127,7 @@ class aos_vector {
       copy_bytes(staged.data(), src, size_ * sizeof(stored));
       src = staged.data();
     }
-#pragma omp parallel for schedule(static) if (size_ > (1 << 16))
+STRATA_PARALLEL_FOR_IF(size_ > (1 << 16))
     for (index_t i = 0; i < index_t(size_); ++i) out[i] = src[i].value;
   }
 
@@ -161,7 +172,7 @@ class aos_vector {
   stored* ptr() const noexcept { return reinterpret_cast<stored*>(buf_.data()); }
 
   static void pad_records(const T* in, stored* out, size_type n) {
-#pragma omp parallel for schedule(static) if (n > (1 << 16))
+STRATA_PARALLEL_FOR_IF(n > (1 << 16))
     for (index_t i = 0; i < index_t(n); ++i) out[i] = stored(in[i]);
   }
   void allocate(size_type capacity) {

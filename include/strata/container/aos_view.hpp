@@ -12,6 +12,8 @@
 #include <string>
 #include <type_traits>
 
+#include <thrust/detail/type_traits.h>
+
 namespace strata {
 
 template <class T>
@@ -114,3 +116,7 @@ aos_view<T> make_aos_view(cuda::std::span<S> records, index_t n) {
 }
 
 }  // namespace strata
+
+// Thrust writes through a proxy only if it is registered as one (as its own fancy iterators do).
+template <class T>
+struct thrust::detail::is_proxy_reference<strata::aos_reference<T>> : thrust::detail::true_type {};

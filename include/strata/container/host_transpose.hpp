@@ -14,13 +14,13 @@ namespace strata::detail {
 
 template <class T>
 void transpose_to_columns(const T* in, index_t n, const soa_view<T>& out) {
-#pragma omp parallel for schedule(static) if (n > (1 << 16))
+STRATA_PARALLEL_FOR_IF(n > (1 << 16))
   for (index_t i = 0; i < n; ++i) out.store(i, in[i]);
 }
 
 template <class T>
 void transpose_to_records(const soa_view<const T>& in, T* out, index_t n) {
-#pragma omp parallel for schedule(static) if (n > (1 << 16))
+STRATA_PARALLEL_FOR_IF(n > (1 << 16))
   for (index_t i = 0; i < n; ++i) out[i] = in.load(i);
 }
 

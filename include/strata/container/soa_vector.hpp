@@ -7,6 +7,7 @@
 #include <strata/container/soa_view.hpp>
 #include <strata/memory/fill.hpp>
 #include <strata/memory/resource.hpp>
+#include <strata/iterator/record_iterator.hpp>
 #include <strata/memory/soa_layout.hpp>
 
 #include <cuda/std/array>
@@ -105,6 +106,16 @@ class soa_vector {
   }
   operator view_type() noexcept { return view(); }
   operator const_view_type() const noexcept { return const_view(); }
+
+  using system = thrust_system_t<Space>;
+  using iterator = record_iterator<view_type, system>;
+  using const_iterator = record_iterator<const_view_type, system>;
+  iterator begin() noexcept { return iterator(view(), 0); }
+  iterator end() noexcept { return iterator(view(), index_t(size_)); }
+  const_iterator begin() const noexcept { return cbegin(); }
+  const_iterator end() const noexcept { return cend(); }
+  const_iterator cbegin() const noexcept { return const_iterator(const_view(), 0); }
+  const_iterator cend() const noexcept { return const_iterator(const_view(), index_t(size_)); }
 
   template <std::size_t I>
   auto column() noexcept { return view().template column<I>(); }

@@ -15,6 +15,8 @@
 #include <string>
 #include <type_traits>
 
+#include <thrust/detail/type_traits.h>
+
 namespace strata {
 
 template <class T>
@@ -209,3 +211,7 @@ soa_view<std::conditional_t<(std::is_const_v<F> || ...), const T, T>> make_soa_v
 }
 
 }  // namespace strata
+
+// Thrust writes through a proxy only if it is registered as one (as its own fancy iterators do).
+template <class T>
+struct thrust::detail::is_proxy_reference<strata::soa_reference<T>> : thrust::detail::true_type {};

@@ -126,12 +126,19 @@ constexpr bool check_offsets() {
   }
 }
 
+namespace detail {
+STRATA_EXEC_CHECK_DISABLE
+template <class F, std::size_t... I>
+STRATA_HD constexpr void for_each_index(F& f, std::index_sequence<I...>) {
+  (f(std::integral_constant<std::size_t, I>{}), ...);
+}
+}  // namespace detail
+
 /// Calls f(std::integral_constant<std::size_t, I>{}) for every field I of T, in order.
+STRATA_EXEC_CHECK_DISABLE
 template <class T, class F>
 STRATA_HD constexpr void for_each_field(F&& f) {
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    (f(std::integral_constant<std::size_t, I>{}), ...);
-  }(std::make_index_sequence<field_count<std::remove_const_t<T>>>{});
+  detail::for_each_index(f, std::make_index_sequence<field_count<std::remove_const_t<T>>>{});
 }
 
 }  // namespace strata::reflect

@@ -1,0 +1,202 @@
+// Packets: W consecutive records of an SoA view held in registers, loaded and stored as one 16-byte
+// vector per column (two or more for columns wider than the narrowest). Packet iterators make a
+// Thrust algorithm issue LDG.E.128 / STG.E.128; per_record() lifts a per-record functor to packets.
+#pragma once
+
+#include <strata/config.hpp>
+#include <strata/container/soa_view.hpp>
+#include <strata/iterator/projection.hpp>
+#include <strata/iterator/record_iterator.hpp>
+#include <strata/layout/vector_access.hpp>
+
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include <thrust/detail/type_traits.h>
+
+namespace strata {
+
+template <class T>
+struct packet {
+  static constexpr int width = static_cast<int>(layout::record_descriptor<T>::packet_width);
+  T lane[width];
+  /// Lanes [0, valid) hold records; lanes past it lie in the container's padding and must not reach
+  /// a result (per_record_reduce skips them).
+  int valid;
+
+  using value_type = packet;
+  STRATA_HD const packet& get() const { return *this; }
+};
+
+namespace detail {
+template <class T, std::size_t I, class V>
+STRATA_HD inline void load_column(const V& view, index_t p, packet<T>& pk) {
+  using F = reflect::field_type_t<T, I>;
+  constexpr std::size_t w = packet<T>::width, bytes = w * sizeof(F), vectors = bytes / vector_bytes;
+  static_assert(bytes % vector_bytes == 0);
+  const char* src = reinterpret_cast<const char*>(view.template column_data<I>() + p * index_t(w));
+  vec::word16 words[vectors];
+  STRATA_UNROLL
+  for (std::size_t k = 0; k < vectors; ++k) words[k] = vec::load<16>(src + k * vector_bytes);
+  F e[w];
+  std::memcpy(e, words, bytes);
+  STRATA_UNROLL
+  for (std::size_t k = 0; k < w; ++k) pk.lane[k].*reflect::member_pointer<T, I> = e[k];
+}
+
+template <class T, std::size_t I, class V>
+STRATA_HD inline void store_column(const V& view, index_t p, const packet<T>& pk) {
+  using F = reflect::field_type_t<T, I>;
+  constexpr std::size_t w = packet<T>::width, bytes = w * sizeof(F), vectors = bytes / vector_bytes;
+  F e[w];
+  STRATA_UNROLL
+  for (std::size_t k = 0; k < w; ++k) e[k] = pk.lane[k].*reflect::member_pointer<T, I>;
+  vec::word16 words[vectors];
+  std::memcpy(words, e, bytes);
+  char* dst = reinterpret_cast<char*>(view.template column_data<I>() + p * index_t(w));
+  STRATA_UNROLL
+  for (std::size_t k = 0; k < vectors; ++k) vec::store<16>(dst + k * vector_bytes, words[k]);
+}
+}  // namespace detail
+
+/// Proxy for packet p over columns I... of an SoA view.
+template <class T, std::size_t... I>
+class packet_reference {
+ public:
+  using record = std::remove_const_t<T>;
+  using value_type = packet<record>;
+  static constexpr index_t width = packet<record>::width;
+
+  STRATA_HD packet_reference(const soa_view<T>& v, index_t p) : view_(v), p_(p) {}
+  packet_reference(const packet_reference&) = default;
+
+  STRATA_HD operator value_type() const { return get(); }
+  STRATA_HD value_type get() const {
+    value_type pk;
+    if constexpr (sizeof...(I) < reflect::field_count<record>) {
+      for (int k = 0; k < int(width); ++k) pk.lane[k] = record{};
+    }
+    (detail::load_column<record, I>(view_, p_, pk), ...);
+    index_t left = view_.size() - p_ * width;
+    pk.valid = static_cast<int>(left < width ? left : width);
+    return pk;
+  }
+  STRATA_HD const packet_reference& operator=(const value_type& pk) const
+    requires(!std::is_const_v<T>)
+  {
+    (detail::store_column<record, I>(view_, p_, pk), ...);
+    return *this;
+  }
+  STRATA_HD const packet_reference& operator=(const packet_reference& o) const
+    requires(!std::is_const_v<T>)
+  {
+    return *this = o.get();
+  }
+
+ private:
+  soa_view<T> view_;
+  index_t p_;
+};
+
+/// A sequence of ceil(size / W) packets over columns I... of an SoA view.
+template <class T, std::size_t... I>
+class packet_view {
+ public:
+  using record = std::remove_const_t<T>;
+  using value_type = packet<record>;
+  using reference = packet_reference<T, I...>;
+  static constexpr index_t width = packet<record>::width;
+
+  packet_view() = default;
+  /// Throws misaligned_pointer / size_error if the view cannot take 128-bit accesses.
+  explicit packet_view(const soa_view<T>& v) : view_(v) {
+    static_assert(layout::require_vectorizable_fields<record>());
+    if (v.vector_ready()) return;
+    for (std::size_t i = 0; i < reflect::field_count<record>; ++i)
+      if (reinterpret_cast<std::uintptr_t>(v.column_bytes(i)) % vector_bytes != 0)
+        throw misaligned_pointer("packet access: column " + std::to_string(i) + " of the view", v.column_bytes(i), vector_bytes);
+    throw size_error("strata: packet access: the view's capacity " + std::to_string(v.capacity()) +
+                     " is not a whole number of packets of " + std::to_string(width) +
+                     " records covering its size " + std::to_string(v.size()));
+  }
+  STRATA_HD index_t size() const { return (view_.size() + width - 1) / width; }
+  STRATA_HD reference operator[](index_t p) const { return reference(view_, p); }
+  STRATA_HD const soa_view<T>& base() const { return view_; }
+
+ private:
+  soa_view<T> view_{};
+};
+
+namespace detail {
+template <class T, std::size_t... I>
+packet_view<T, I...> make_packet_view(const soa_view<T>& v, std::index_sequence<I...>) {
+  return packet_view<T, I...>(v);
+}
+}  // namespace detail
+
+/// Packets over every column of a view, or over a projection's columns only.
+template <class T>
+auto packets(const soa_view<T>& v) {
+  return detail::make_packet_view(v, std::make_index_sequence<reflect::field_count<std::remove_const_t<T>>>{});
+}
+template <class T, std::size_t... I>
+auto packets(const soa_projection<T, I...>& p) {
+  return packet_view<T, I...>(p.base());
+}
+
+template <class System = thrust::device_system_tag, class T, std::size_t... I>
+auto packets_begin(const packet_view<T, I...>& p) {
+  return record_iterator<packet_view<T, I...>, System>(p, 0);
+}
+template <class System = thrust::device_system_tag, class T, std::size_t... I>
+auto packets_end(const packet_view<T, I...>& p) {
+  return record_iterator<packet_view<T, I...>, System>(p, p.size());
+}
+
+/// Lifts f(record) -> record to packets, for transform.
+template <class F>
+struct per_record_fn {
+  F f;
+  // P is a packet or a packet_reference (Thrust passes either, depending on the algorithm).
+  template <class P>
+  STRATA_HD typename P::value_type operator()(const P& ref) const {
+    const typename P::value_type in = ref.get();
+    typename P::value_type out;
+    STRATA_UNROLL
+    for (int k = 0; k < P::value_type::width; ++k) out.lane[k] = f(in.lane[k]);
+    out.valid = in.valid;
+    return out;
+  }
+};
+template <class F>
+STRATA_HD per_record_fn<F> per_record(F f) {
+  return {f};
+}
+
+/// Lifts map(record) -> A and op(A, A) -> A to packets: folds the valid lanes only.
+template <class Map, class Op, class A>
+struct per_record_reduce_fn {
+  Map map;
+  Op op;
+  A identity;
+  template <class P>
+  STRATA_HD A operator()(const P& ref) const {
+    const typename P::value_type in = ref.get();
+    A acc = identity;
+    STRATA_UNROLL
+    for (int k = 0; k < P::value_type::width; ++k)
+      if (k < in.valid) acc = op(acc, map(in.lane[k]));
+    return acc;
+  }
+};
+template <class Map, class Op, class A>
+STRATA_HD per_record_reduce_fn<Map, Op, A> per_record_reduce(Map map, Op op, A identity) {
+  return {map, op, identity};
+}
+
+}  // namespace strata
+
+// Thrust writes through a proxy only if it is registered as one (as its own fancy iterators do).
+template <class T, std::size_t... I>
+struct thrust::detail::is_proxy_reference<strata::packet_reference<T, I...>> : thrust::detail::true_type {};

@@ -1,0 +1,51 @@
+// Functors shared by tests, benchmarks and examples (plain structs: they run on host and device).
+#pragma once
+
+#include <strata/config.hpp>
+
+#include "records.hpp"
+
+namespace strata_test {
+
+/// Drift with dt = 0.5: the product is exact, so host, device and FMA agree bit for bit.
+struct drift {
+  STRATA_HD particle operator()(particle p) const {
+    p.x += p.vx * 0.5f;
+    p.y += p.vy * 0.5f;
+    p.z += p.vz * 0.5f;
+    return p;
+  }
+};
+
+struct double_mass {
+  template <class Ref>
+  STRATA_HD void operator()(Ref r) const {
+    strata::get<&particle::mass>(r) *= 2.0f;
+  }
+};
+
+struct add_particles {
+  STRATA_HD particle operator()(const particle& a, const particle& b) const {
+    return {a.x + b.x, a.y + b.y, a.z + b.z, a.vx + b.vx, a.vy + b.vy, a.vz + b.vz, a.mass + b.mass};
+  }
+};
+
+struct kinetic_energy {
+  STRATA_HD double operator()(const particle& p) const {
+    return 0.5 * double(p.mass) * (double(p.vx) * p.vx + double(p.vy) * p.vy + double(p.vz) * p.vz);
+  }
+};
+
+struct plus_d {
+  STRATA_HD double operator()(double a, double b) const { return a + b; }
+};
+
+struct heavy {
+  STRATA_HD bool operator()(const particle& p) const { return p.mass > 0.25f; }
+};
+
+struct by_x {
+  STRATA_HD bool operator()(const particle& a, const particle& b) const { return a.x < b.x; }
+};
+
+}  // namespace strata_test
