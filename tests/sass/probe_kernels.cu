@@ -2,7 +2,14 @@
 // sass-expect lines give the width every global load and store in it must have.
 // Built once as is and once with STRATA_SASS_BREAK_ALIGNMENT, which drops the aligned record type:
 // the check must then fail, which proves it can.
+#include <strata/container/soa_view.hpp>
+#include <strata/iterator/packet.hpp>
 #include <strata/layout/vector_access.hpp>
+
+#include <thrust/execution_policy.h>
+#include <thrust/transform.h>
+
+#include "../common/functors.hpp"
 
 #include "../common/records.hpp"
 
@@ -58,3 +65,28 @@ extern "C" __global__ void probe_particle(const stored<particle>* in, stored<par
 extern "C" __global__ void probe_eight_floats(const stored<eight_floats>* in, stored<eight_floats>* out, long n) {
   copy_records<eight_floats>(in, out, n);
 }
+
+#ifndef STRATA_SASS_BREAK_ALIGNMENT
+// thrust::transform over packet iterators: every global access of its kernels is 128 bits wide.
+// sass-expect: packet_view.*per_record_fn load=128 store=128
+void probe_thrust_packets(strata::soa_view<const particle> in, strata::soa_view<particle> out) {
+  auto pin = strata::packets(in);
+  auto pout = strata::packets(out);
+  thrust::transform(thrust::device, strata::packets_begin(pin), strata::packets_end(pin), strata::packets_begin(pout),
+                    strata::per_record(drift{}));
+}
+// Half-precision-wide columns: a three-byte record packs 16 records per packet (8-bit columns).
+// sass-expect: packet_view.*three_bytes.*per_record_fn load=128 store=128
+struct brighten {
+  __host__ __device__ three_bytes operator()(three_bytes c) const {
+    c.r = static_cast<std::int8_t>(c.r + 1);
+    return c;
+  }
+};
+void probe_thrust_packets_bytes(strata::soa_view<const three_bytes> in, strata::soa_view<three_bytes> out) {
+  auto pin = strata::packets(in);
+  auto pout = strata::packets(out);
+  thrust::transform(thrust::device, strata::packets_begin(pin), strata::packets_end(pin), strata::packets_begin(pout),
+                    strata::per_record(brighten{}));
+}
+#endif
