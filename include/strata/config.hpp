@@ -28,6 +28,8 @@
 #define STRATA_PRAGMA(x) _Pragma(#x)
 #if defined(__CUDA_ARCH__) || defined(__clang__)
 #define STRATA_UNROLL STRATA_PRAGMA(unroll)
+#elif defined(__CUDACC__)
+#define STRATA_UNROLL  // nvcc's host pass: the host compiler sees none of the device loops' pragmas
 #elif defined(__GNUC__)
 #define STRATA_UNROLL STRATA_PRAGMA(GCC unroll 16)
 #else

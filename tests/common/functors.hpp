@@ -44,6 +44,26 @@ struct heavy {
   STRATA_HD bool operator()(const particle& p) const { return p.mass > 0.25f; }
 };
 
+struct identity_particle {
+  STRATA_HD particle operator()(const particle& p) const { return p; }
+};
+
+/// x += vx; also writes y, which an output projection without y must drop.
+struct add_vx_to_x {
+  STRATA_HD particle operator()(particle p) const {
+    p.x += p.vx;
+    p.y = 1234.0f;
+    return p;
+  }
+};
+struct sub_vx_from_x {
+  STRATA_HD particle operator()(particle p) const {
+    p.x -= p.vx;
+    p.mass = -1.0f;
+    return p;
+  }
+};
+
 struct by_x {
   STRATA_HD bool operator()(const particle& a, const particle& b) const { return a.x < b.x; }
 };

@@ -54,7 +54,7 @@ TEST(Packets, ReductionsNeverCountPaddingLanes) {
     v.reserve(n + 3);
     strata::soa_vector<particle> w(big);
     w.resize(n);
-    thrust::transform(v.begin(), v.end(), w.begin(), [] STRATA_HD(particle p) { return p; });
+    thrust::transform(v.begin(), v.end(), w.begin(), identity_particle{});
     auto pk = strata::packets(w.const_view());
     double e = thrust::transform_reduce(strata::packets_begin(pk), strata::packets_end(pk),
                                         strata::per_record_reduce(kinetic_energy{}, plus_d{}, 0.0), 0.0, plus_d{});
@@ -74,22 +74,14 @@ TEST(Projections, ReadTwoColumnsWriteOne) {
     auto out = strata::project<&particle::x>(v.view());
     // Record iterators over projections: x += vx.
     thrust::transform(strata::records_begin(in), strata::records_end(in), strata::records_begin(out),
-                      [] STRATA_HD(particle p) {
-                        p.x += p.vx;
-                        p.y = 1234.0f;  // not projected: must not be written
-                        return p;
-                      });
+                      add_vx_to_x{});  // also sets y, which is not projected and must not be written
     for (auto& p : ref) p.x += p.vx;
     expect_records(v, ref);
     // Packets over projections: the same through 128-bit accesses of two and one column.
     auto pin = strata::packets(in);
     auto pout = strata::packets(out);
     thrust::transform(strata::packets_begin(pin), strata::packets_end(pin), strata::packets_begin(pout),
-                      strata::per_record([] STRATA_HD(particle p) {
-                        p.x -= p.vx;
-                        p.mass = -1.0f;
-                        return p;
-                      }));
+                      strata::per_record(sub_vx_from_x{}));
     for (auto& p : ref) p.x -= p.vx;
     expect_records(v, ref);
   }

@@ -1,0 +1,91 @@
+// Benchmark support: device timers (CUDA events, or a steady clock on the host backend), buffers,
+// and registration that names each run workload/variant/n with the bytes it must move.
+#pragma once
+
+#include <strata/memory/error.hpp>
+#include <strata/memory/resource.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace strata_bench {
+
+#if defined(STRATA_BACKEND_CUDA)
+#define STRATA_BENCH_CHECK(expr) strata::detail::cuda_check((expr), #expr)
+class timer {
+ public:
+  timer() {
+    STRATA_BENCH_CHECK(cudaEventCreate(&a_));
+    STRATA_BENCH_CHECK(cudaEventCreate(&b_));
+  }
+  ~timer() {
+    cudaEventDestroy(a_);
+    cudaEventDestroy(b_);
+  }
+  void start() { STRATA_BENCH_CHECK(cudaEventRecord(a_)); }
+  /// Seconds since start(), after the device finished; also surfaces launch errors.
+  double stop() {
+    STRATA_BENCH_CHECK(cudaEventRecord(b_));
+    STRATA_BENCH_CHECK(cudaEventSynchronize(b_));
+    STRATA_BENCH_CHECK(cudaGetLastError());
+    float ms = 0;
+    STRATA_BENCH_CHECK(cudaEventElapsedTime(&ms, a_, b_));
+    return ms * 1e-3;
+  }
+
+ private:
+  cudaEvent_t a_, b_;
+};
+inline void sync() { STRATA_BENCH_CHECK(cudaDeviceSynchronize()); }
+#else
+class timer {
+ public:
+  void start() { t0_ = std::chrono::steady_clock::now(); }
+  double stop() { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point t0_;
+};
+inline void sync() {}
+#endif
+
+/// Runs body() a few times untimed, then once per benchmark iteration timed on the device.
+template <class Body>
+void run_timed(benchmark::State& state, double bytes, double n, Body&& body) {
+  for (int i = 0; i < 3; ++i) body();
+  sync();
+  timer t;
+  for (auto _ : state) {
+    t.start();
+    body();
+    state.SetIterationTime(t.stop());
+  }
+  state.counters["bytes"] = bytes;
+  state.counters["n"] = n;
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes) * state.iterations());
+}
+
+/// Benchmark size: STRATA_BENCH_SCALE=k divides the default sizes by 2^k (quick runs, host backend).
+inline std::int64_t scaled(std::int64_t n) {
+  static const int shift = [] {
+    const char* s = std::getenv("STRATA_BENCH_SCALE");
+#if defined(STRATA_BACKEND_CUDA)
+    return s ? std::atoi(s) : 0;
+#else
+    return s ? std::atoi(s) : 6;  // the host backend runs 64x smaller problems by default
+#endif
+  }();
+  return n >> shift;
+}
+
+inline benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark* b) {
+  return b->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20)->Repetitions(5)->ReportAggregatesOnly(true);
+}
+
+#define STRATA_BENCHMARK(fn, name) \
+  static auto* strata_bench_##fn = ::strata_bench::configure(::benchmark::RegisterBenchmark(std::string(name).c_str(), fn))
+
+}  // namespace strata_bench

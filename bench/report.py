@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Turns benchmark output into strata's results format, a markdown table and plots.
+
+  report.py results RAW.json [--extra rows.json ...] --out DIR [--commit SHA]
+      RAW.json is Google Benchmark's --benchmark_out; rows.json hold rows already in the results
+      format (the PyTorch layer-norm script writes those). Writes DIR/<gpu>-<date>.json and
+      DIR/table.md.
+  report.py render RESULTS.json [--png]
+      Writes RESULTS.md (table) and, with --png, RESULTS-<workload>.png (GB/s against size per
+      variant, with the cudaMemcpy line). Tables and plots are only ever generated from results.
+"""
+import argparse, datetime, json, os, re, sys
+
+# The peer each workload's variants are compared with (DESIGN.md's peer column).
+PEERS = {
+    "particle_advance": "thrust_zip",
+    "aos_to_soa": "naive",
+    "soa_to_aos": "naive",
+    "host_aos_to_device_soa": "pinned_memcpy",
+    "reduce_sum": "cub",
+    "kinetic_energy": "thrust_zip",
+    "layer_norm": "torch_eager",
+}
+
+
+def parse_name(name):
+    """workload/variant/size[/dtype] -> fields; size is n or ROWSxHIDDEN."""
+    parts = name.split("/")
+    row = {"workload": parts[0], "variant": parts[1]}
+    size = parts[2]
+    m = re.fullmatch(r"(\d+)x(\d+)", size)
+    if m:
+        row["rows"], row["hidden"] = int(m.group(1)), int(m.group(2))
+        row["n"] = row["rows"] * row["hidden"]
+    else:
+        row["n"] = int(size)
+    if len(parts) > 3 and not parts[3].startswith(("iterations", "repeats", "manual")):
+        row["dtype"] = parts[3]
+    return row
+
+
+def key(row):
+    return (row["workload"], row["n"], row.get("dtype"), row.get("rows"), row.get("hidden"))
+
+
+def add_ratios(rows, memcpy_gbps):
+    by_key = {}
+    for r in rows:
+        by_key.setdefault(key(r), {})[r["variant"]] = r
+    for r in rows:
+        r["ratio_memcpy"] = round(r["gbps"] / memcpy_gbps, 3) if memcpy_gbps else None
+        peer = PEERS.get(r["workload"])
+        p = by_key[key(r)].get(peer)
+        if p and r["variant"] != peer:
+            r["peer"] = peer
+            r["ratio_peer"] = round(r["gbps"] / p["gbps"], 3)
+
+
+def results(args):
+    raw = json.load(open(args.raw))
+    ctx = raw["context"]
+    rows, memcpy_gbps = [], None
+    for b in raw["benchmarks"]:
+        # Runs are reported as aggregates over repetitions; the median is the figure we keep.
+        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
+            continue
+        name = b["run_name"] if "run_name" in b else b["name"]
+        row = parse_name(name)
+        ms = b["real_time"] * {"ms": 1, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b["time_unit"]]
+        row.update(bytes=int(b["bytes"]), ms=round(ms, 4), gbps=round(b["bytes"] / (ms * 1e-3) / 1e9, 1))
+        if row["workload"] == "memcpy":
+            memcpy_gbps = row["gbps"]
+            continue
+        rows.append(row)
+    for extra in args.extra or []:
+        rows += json.load(open(extra))["results"]
+    add_ratios(rows, memcpy_gbps)
+    date = datetime.date.today().isoformat()
+    out = {"gpu": ctx.get("gpu", "unknown"), "date": date, "cuda": ctx.get("cuda", "unknown"),
+           "commit": args.commit, "memcpy_gbps": memcpy_gbps, "results": rows}
+    os.makedirs(args.out, exist_ok=True)
+    slug = re.sub(r"[^a-z0-9]+", "-", out["gpu"].lower()).strip("-")
+    path = os.path.join(args.out, f"{slug}-{date}.json")
+    json.dump(out, open(path, "w"), indent=1)
+    open(os.path.join(args.out, "table.md"), "w").write(table(out))
+    print(path)
+
+
+def table(res):
+    lines = [f"GPU: {res['gpu']}, CUDA {res['cuda']}, {res['date']}, commit {res['commit']}; "
+             f"cudaMemcpy D2D {res['memcpy_gbps']} GB/s (read + write)", "",
+             "| workload | shape | variant | ms | GB/s | x memcpy | x peer (peer) |",
+             "| --- | --- | --- | ---: | ---: | ---: | --- |"]
+    for r in res["results"]:
+        shape = f"{r['rows']}x{r['hidden']} {r.get('dtype', '')}" if "rows" in r else str(r["n"])
+        peer = f"{r['ratio_peer']} ({r['peer']})" if "peer" in r else ""
+        lines.append(f"| {r['workload']} | {shape} | {r['variant']} | {r['ms']} | {r['gbps']} | "
+                     f"{r['ratio_memcpy']} | {peer} |")
+    return "\n".join(lines) + "\n"
+
+
+def render(args):
+    res = json.load(open(args.results))
+    base = os.path.splitext(args.results)[0]
+    open(base + ".md", "w").write(table(res))
+    print(base + ".md")
+    if not args.png:
+        return
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    workloads = sorted({r["workload"] for r in res["results"]})
+    for w in workloads:
+        rows = [r for r in res["results"] if r["workload"] == w]
+        fig, ax = plt.subplots(figsize=(7, 4))
+        groups = sorted({(r["variant"], r.get("dtype")) for r in rows}, key=str)
+        for variant, dtype in groups:
+            pts = sorted((r["bytes"], r["gbps"]) for r in rows if r["variant"] == variant and r.get("dtype") == dtype)
+            label = variant + (f" {dtype}" if dtype else "")
+            ax.plot([p[0] / 1e9 for p in pts], [p[1] for p in pts], marker="o", label=label)
+        if res.get("memcpy_gbps"):
+            ax.axhline(res["memcpy_gbps"], color="k", linestyle="--", label="cudaMemcpy D2D")
+        ax.set_xscale("log")
+        ax.set_xlabel("bytes moved per run (GB)")
+        ax.set_ylabel("GB/s")
+        ax.set_title(f"{w} on {res['gpu']} ({res['date']})")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = f"{base}-{w}.png"
+        fig.savefig(path, dpi=110)
+        print(path)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("results")
+    r.add_argument("raw")
+    r.add_argument("--extra", action="append")
+    r.add_argument("--out", required=True)
+    r.add_argument("--commit", default="unknown")
+    d = sub.add_parser("render")
+    d.add_argument("results")
+    d.add_argument("--png", action="store_true")
+    args = ap.parse_args()
+    {"results": results, "render": render}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    main()
