@@ -85,7 +85,10 @@ inline benchmark::internal::Benchmark* configure(benchmark::internal::Benchmark*
   return b->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(20)->Repetitions(5)->ReportAggregatesOnly(true);
 }
 
-#define STRATA_BENCHMARK(fn, name) \
-  static auto* strata_bench_##fn = ::strata_bench::configure(::benchmark::RegisterBenchmark(std::string(name).c_str(), fn))
+#define STRATA_BENCH_CAT2(a, b) a##b
+#define STRATA_BENCH_CAT(a, b) STRATA_BENCH_CAT2(a, b)
+#define STRATA_BENCHMARK(fn, name)                                         \
+  static auto* STRATA_BENCH_CAT(strata_bench_, __LINE__) = ::strata_bench::configure( \
+      ::benchmark::RegisterBenchmark(std::string(name).c_str(), fn))
 
 }  // namespace strata_bench

@@ -6,6 +6,10 @@
 #include <cstdint>
 #include <cuda/std/cstdint>
 
+#if defined(__CUDACC__)
+#include <cuda_fp16.h>
+#endif
+
 namespace strata_test {
 
 // 7 floats = 28 bytes: the particle of the design card.
@@ -55,6 +59,24 @@ struct mixed {
 struct legacy {
   int id;
   float w;
+};
+
+#if defined(__CUDACC__)
+using vec3_t = float3;
+using half2_t = __half2;
+#else
+struct vec3_t {  // float3's size and alignment, for the host backend
+  float x, y, z;
+};
+struct alignas(4) half2_t {  // __half2's bits
+  std::uint16_t x, y;
+};
+#endif
+
+// The conversion issue's mixed record: a 12-byte vector (not vectorizable as a column), an int, a
+// pair of halves and a byte: 21 bytes of data in a 24-byte struct.
+struct mixed_convert {
+  BOOST_HANA_DEFINE_STRUCT(mixed_convert, (vec3_t, pos), (int, id), (half2_t, q), (std::uint8_t, flags));
 };
 
 }  // namespace strata_test

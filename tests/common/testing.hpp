@@ -50,7 +50,7 @@ F random_value(std::mt19937_64& g) {
 template <class T>
 T random_record(std::mt19937_64& g) {
   T r;
-  std::memset(&r, 0, sizeof r);
+  std::memset(static_cast<void*>(&r), 0, sizeof r);
   strata::reflect::for_each_field<T>([&](auto i) {
     constexpr std::size_t I = decltype(i)::value;
     r.*strata::reflect::member_pointer<T, I> = random_value<strata::reflect::field_type_t<T, I>>(g);

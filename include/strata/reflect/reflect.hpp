@@ -13,8 +13,14 @@
 #include <boost/hana/second.hpp>
 #include <boost/hana/string.hpp>
 
+#if defined(STRATA_BACKEND_CUDA)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#endif
+
 #include <cstddef>
 #include <string_view>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -45,13 +51,45 @@ template <class T, std::size_t I>
 using accessor_t = std::remove_cvref_t<decltype(boost::hana::second(std::declval<accessor_pair_t<T, I>>()))>;
 }  // namespace detail
 
+/// Types whose bytes may be copied even though their class declares copy operations: CUDA's half
+/// and bfloat16 types (their constructors only copy the bits). Specialize for similar types of yours.
+template <class F>
+inline constexpr bool bitwise_copyable = std::is_trivially_copyable_v<F>;
+#if defined(STRATA_BACKEND_CUDA)
+template <>
+inline constexpr bool bitwise_copyable<__half> = true;
+template <>
+inline constexpr bool bitwise_copyable<__half2> = true;
+template <>
+inline constexpr bool bitwise_copyable<__nv_bfloat16> = true;
+template <>
+inline constexpr bool bitwise_copyable<__nv_bfloat162> = true;
+#endif
+
+template <class T>
+constexpr bool record_is_bitwise_copyable() {
+  if constexpr (std::is_trivially_copyable_v<T>) {
+    return true;
+  } else if constexpr (!std::is_trivially_destructible_v<T> || !boost::hana::Struct<T>::value) {
+    return false;
+  } else {
+    // Accepted only when a field explains the non-trivial copy (a __half2 member, say) and every
+    // field may be copied as bytes; a record's own copy constructor is never bypassed.
+    return []<std::size_t... I>(std::index_sequence<I...>) {
+      using fields = std::tuple<std::remove_cvref_t<decltype(std::declval<detail::accessor_t<T, I>>()(std::declval<T&>()))>...>;
+      return (bitwise_copyable<std::tuple_element_t<I, fields>> && ...) &&
+             (!std::is_trivially_copyable_v<std::tuple_element_t<I, fields>> || ...);
+    }(std::make_index_sequence<decltype(boost::hana::length(boost::hana::accessors<T>()))::value>{});
+  }
+}
+
 /// Proves at compile time that strata can store T; each failure says what to change.
 template <class T>
 constexpr bool check_record() {
   static_assert(reflected<T>,
                 "strata: this type is not reflected. Declare its fields with BOOST_HANA_DEFINE_STRUCT(T, (type, "
                 "name), ...) or adapt an existing struct with BOOST_HANA_ADAPT_STRUCT(T, name, ...).");
-  static_assert(std::is_trivially_copyable_v<T>,
+  static_assert(record_is_bitwise_copyable<T>(),
                 "strata: records are copied as bytes between host and device and between layouts, so the "
                 "type must be trivially copyable: remove user-defined copy/move operations and destructors.");
   static_assert(std::is_standard_layout_v<T>,

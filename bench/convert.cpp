@@ -1,0 +1,130 @@
+// AoS <-> SoA conversion on 2^26 records (the 28-byte particle and the 24-byte mixed record):
+// strata's tiled transpose against the one-thread-per-record peer; and a 1 GiB host std::vector
+// landing as device SoA against a pinned cudaMemcpy of the same bytes.
+#include "common.hpp"
+
+#include <strata/convert/convert.hpp>
+
+#include "common/records.hpp"
+#include "common/testing.hpp"
+
+namespace {
+
+using namespace strata_test;
+
+template <class T>
+std::int64_t records() {
+  return strata_bench::scaled(std::int64_t(1) << 26);
+}
+template <class T>
+double convert_bytes(std::int64_t n) {  // AoS bytes once, SoA bytes once
+  return double(n) * double(sizeof(T) + strata::layout::record_descriptor<T>::packed_size);
+}
+
+template <class T>
+struct fixture {
+  std::int64_t n = records<T>();
+  strata::buffer aos{std::size_t(n) * sizeof(T), strata::memory_space::device};
+  strata::soa_vector<T> soa{std::size_t(n)};
+  fixture() {
+    auto host = random_records<T>(std::size_t(n));
+    strata::copy_bytes(aos.data(), host.data(), aos.bytes());
+  }
+  T* data() { return reinterpret_cast<T*>(aos.data()); }
+};
+template <class T>
+fixture<T>& data() {
+  static fixture<T> f;
+  return f;
+}
+
+#if defined(STRATA_BACKEND_CUDA)
+template <class T>
+__global__ void naive_aos_to_soa(const T* in, strata::soa_view<T> out, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x)
+    out.store(i, in[i]);
+}
+template <class T>
+__global__ void naive_soa_to_aos(strata::soa_view<const T> in, T* out, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x)
+    out[i] = in.load(i);
+}
+#endif
+
+template <class T>
+void strata_aos_to_soa(benchmark::State& state) {
+  auto& f = data<T>();
+  strata_bench::run_timed(state, convert_bytes<T>(f.n), double(f.n), [&] { strata::aos_to_soa(f.data(), f.n, f.soa.view()); });
+}
+template <class T>
+void strata_soa_to_aos(benchmark::State& state) {
+  auto& f = data<T>();
+  strata_bench::run_timed(state, convert_bytes<T>(f.n), double(f.n), [&] { strata::soa_to_aos(f.soa.const_view(), f.data()); });
+}
+template <class T>
+void naive_to_soa(benchmark::State& state) {
+  auto& f = data<T>();
+  strata_bench::run_timed(state, convert_bytes<T>(f.n), double(f.n), [&] {
+#if defined(STRATA_BACKEND_CUDA)
+    naive_aos_to_soa<<<int((f.n + 255) / 256), 256>>>(f.data(), f.soa.view(), f.n);
+#else
+    strata::detail::transpose_to_columns(f.data(), f.n, f.soa.view());
+#endif
+  });
+}
+template <class T>
+void naive_to_aos(benchmark::State& state) {
+  auto& f = data<T>();
+  strata_bench::run_timed(state, convert_bytes<T>(f.n), double(f.n), [&] {
+#if defined(STRATA_BACKEND_CUDA)
+    naive_soa_to_aos<<<int((f.n + 255) / 256), 256>>>(f.soa.const_view(), f.data(), f.n);
+#else
+    strata::detail::transpose_to_records(f.soa.const_view(), f.data(), f.n);
+#endif
+  });
+}
+
+// Host -> device: 1 GiB of particles in a pageable std::vector.
+std::int64_t host_records() { return strata_bench::scaled(std::int64_t(1) << 30) / std::int64_t(sizeof(particle)); }
+std::vector<particle>& host_particles() {
+  static auto v = random_records<particle>(std::size_t(host_records()));
+  return v;
+}
+void strata_host_to_soa(benchmark::State& state) {
+  auto& h = host_particles();
+  strata::soa_vector<particle> dst(h.size());
+  strata_bench::run_timed(state, double(h.size() * sizeof(particle)), double(h.size()), [&] {
+    strata::detail::host_aos_to_soa(h.data(), strata::index_t(h.size()), dst.view(), strata::stream_t{});
+  });
+}
+void pinned_memcpy(benchmark::State& state) {
+  auto& h = host_particles();
+  std::size_t bytes = h.size() * sizeof(particle);
+  strata::buffer pinned(bytes, strata::memory_space::pinned), dev(bytes, strata::memory_space::device);
+  std::memcpy(pinned.data(), h.data(), bytes);
+  strata_bench::run_timed(state, double(bytes), double(h.size()), [&] {
+    strata::copy_bytes_async(dev.data(), pinned.data(), bytes, strata::stream_t{});
+  });
+}
+void pageable_memcpy(benchmark::State& state) {
+  auto& h = host_particles();
+  std::size_t bytes = h.size() * sizeof(particle);
+  strata::buffer dev(bytes, strata::memory_space::device);
+  strata_bench::run_timed(state, double(bytes), double(h.size()), [&] { strata::copy_bytes(dev.data(), h.data(), bytes); });
+}
+
+const std::string n26 = "/" + std::to_string(strata_bench::scaled(std::int64_t(1) << 26));
+STRATA_BENCHMARK(strata_aos_to_soa<particle>, "aos_to_soa/strata" + n26 + "/particle");
+STRATA_BENCHMARK(naive_to_soa<particle>, "aos_to_soa/naive" + n26 + "/particle");
+STRATA_BENCHMARK(strata_soa_to_aos<particle>, "soa_to_aos/strata" + n26 + "/particle");
+STRATA_BENCHMARK(naive_to_aos<particle>, "soa_to_aos/naive" + n26 + "/particle");
+STRATA_BENCHMARK(strata_aos_to_soa<mixed_convert>, "aos_to_soa/strata" + n26 + "/mixed");
+STRATA_BENCHMARK(naive_to_soa<mixed_convert>, "aos_to_soa/naive" + n26 + "/mixed");
+STRATA_BENCHMARK(strata_soa_to_aos<mixed_convert>, "soa_to_aos/strata" + n26 + "/mixed");
+STRATA_BENCHMARK(naive_to_aos<mixed_convert>, "soa_to_aos/naive" + n26 + "/mixed");
+const std::string nh = "/" + std::to_string(host_records());
+STRATA_BENCHMARK(strata_host_to_soa, "host_aos_to_device_soa/strata" + nh);
+STRATA_BENCHMARK(pinned_memcpy, "host_aos_to_device_soa/pinned_memcpy" + nh);
+STRATA_BENCHMARK(pageable_memcpy, "host_aos_to_device_soa/pageable_memcpy" + nh);
+
+}  // namespace

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Packs the CUDA build made on this machine into .carry/ (git-ignored) for the device machine:
+# test and benchmark binaries plus the shared libraries they need that Ubuntu may lack.
+# On the device: STRATA_PREBUILT=.carry bash scripts/gpu-check.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build/cuda}
+rm -rf .carry && mkdir -p .carry/tests .carry/bench .carry/lib .carry/src
+cp "$build"/tests/*_test .carry/tests/
+cp "$build"/bench/strata_bench .carry/bench/
+[ -x "$build/src/strata" ] && cp "$build/src/strata" .carry/src/
+for bin in .carry/tests/* .carry/bench/* .carry/src/*; do
+  ldd "$bin" | awk '/benchmark|gtest/ {print $3}' | while read -r lib; do [ -f "$lib" ] && cp -L "$lib" .carry/lib/; done
+done
+strip --strip-debug .carry/tests/* .carry/bench/* .carry/src/* 2>/dev/null || true
+du -sh .carry
