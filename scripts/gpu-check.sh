@@ -5,6 +5,7 @@
 #   STRATA_PREBUILT=dir   use test/bench binaries built elsewhere (dir/tests, dir/bench)
 #   STRATA_SKIP=list      skip stages: build,tests,sanitize,bench (comma separated)
 #   STRATA_BENCH_ARGS     extra arguments for the benchmark binary
+#   STRATA_SANITIZERS     compute-sanitizer tools to run (default: memcheck racecheck initcheck synccheck)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}
@@ -43,13 +44,14 @@ fi
 
 if ! skip sanitize; then
   # Sanitizer runs leave out the cases marked Large (2^31 records) that would take hours under it.
-  for tool in memcheck racecheck initcheck synccheck; do
+  export STRATA_TEST_SANITIZER=1
+  for tool in ${STRATA_SANITIZERS:-memcheck racecheck initcheck synccheck}; do
     findings=0; bad=""
     extra=""; [ "$tool" = memcheck ] && extra="--leak-check full"
     for t in $tests; do
       log="$OUT/sanitize-$tool.log"
       echo "=== $(basename "$t")" >>"$log"
-      if ! compute-sanitizer --tool "$tool" $extra --error-exitcode 99 "$t" --gtest_brief=1 \
+      if ! compute-sanitizer --tool "$tool" $extra --require-cuda-init no --error-exitcode 99 "$t" --gtest_brief=1 \
            --gtest_filter='-*Large*:*OutOfMemory*' >>"$log" 2>&1; then
         findings=$((findings + 1)); bad+=" $(basename "$t")"
       fi
@@ -57,6 +59,7 @@ if ! skip sanitize; then
     add "compute-sanitizer $tool" "$( ((findings)) && echo "FINDINGS in$bad" || echo "clean ($(echo $tests | wc -w) binaries)")"
     ((findings)) && status=1
   done
+  unset STRATA_TEST_SANITIZER
 fi
 
 if ! skip bench && [ -x "$build/bench/strata_bench" ]; then

@@ -40,6 +40,43 @@ struct plus_d {
   STRATA_HD double operator()(double a, double b) const { return a + b; }
 };
 
+struct plus_f {
+  STRATA_HD float operator()(float a, float b) const { return a + b; }
+};
+struct min_f {
+  STRATA_HD float operator()(float a, float b) const { return a < b ? a : b; }
+};
+struct max_u8 {
+  STRATA_HD std::uint8_t operator()(std::uint8_t a, std::uint8_t b) const { return a > b ? a : b; }
+};
+
+/// Kick in a harmonic field: v -= k x dt (k = 0.25, dt = 0.5: exact products).
+struct kick {
+  template <class P>
+  STRATA_HD void operator()(P& p) const {
+    p.vx -= p.x * 0.125f;
+    p.vy -= p.y * 0.125f;
+    p.vz -= p.z * 0.125f;
+  }
+};
+
+struct bump_mixed {
+  STRATA_HD mixed operator()(mixed m) const {
+    m.energy *= 2.0;
+    m.cell = static_cast<std::uint16_t>(m.cell + 1);
+    m.flags ^= 0x5A;
+    return m;
+  }
+};
+
+struct move_convert {
+  STRATA_HD mixed_convert operator()(mixed_convert m) const {
+    m.pos.x += 1.0f;
+    m.id += 3;
+    return m;
+  }
+};
+
 struct heavy {
   STRATA_HD bool operator()(const particle& p) const { return p.mass > 0.25f; }
 };

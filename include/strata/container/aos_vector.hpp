@@ -177,7 +177,7 @@ STRATA_PARALLEL_FOR_IF(n > (1 << 16))
   }
   void allocate(size_type capacity) {
     buffer b(capacity * sizeof(stored), Space);
-    fill_bytes_async(b.data(), 0, b.bytes(), stream_t{});
+    fill_bytes_async(b.data(), 0, b.bytes(), stream_t{}, Space);
     synchronize(stream_t{});
     buf_ = std::move(b);
     capacity_ = capacity;
@@ -202,7 +202,7 @@ STRATA_PARALLEL_FOR_IF(n > (1 << 16))
   void fill_tail(size_type from, size_type to, const T* value) {
     if (to <= from) return;
     if (!value) {
-      fill_bytes_async(ptr() + from, 0, (to - from) * sizeof(stored), stream_t{});
+      fill_bytes_async(ptr() + from, 0, (to - from) * sizeof(stored), stream_t{}, Space);
       synchronize(stream_t{});
     } else {
       detail::fill_n(ptr() + from, index_t(to - from), stored(*value), Space);

@@ -219,7 +219,7 @@ class soa_vector {
   // Allocates capacity for an empty container and zeroes every byte, so padding lanes are initialised.
   void allocate(size_type capacity) {
     buffer b(layout_type::bytes(capacity), Space);
-    fill_bytes_async(b.data(), 0, b.bytes(), stream_t{});
+    fill_bytes_async(b.data(), 0, b.bytes(), stream_t{}, Space);
     synchronize(stream_t{});
     buf_ = std::move(b);
     capacity_ = capacity;
@@ -249,7 +249,7 @@ class soa_vector {
     if (to <= from) return;
     if (!value) {
       for (std::size_t i = 0; i < fields; ++i)
-        fill_bytes_async(column_ptr(i) + from * layout_type::field_sizes[i], 0, (to - from) * layout_type::field_sizes[i], stream_t{});
+        fill_bytes_async(column_ptr(i) + from * layout_type::field_sizes[i], 0, (to - from) * layout_type::field_sizes[i], stream_t{}, Space);
       synchronize(stream_t{});
       return;
     }

@@ -7,49 +7,145 @@
 #include <strata/memory/resource.hpp>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
+#include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
 namespace strata::detail {
 
-/// memcpy split across threads: one thread cannot fill pinned memory as fast as PCIe drains it.
+/// A few threads kept for staging copies: one thread cannot fill pinned memory as fast as PCIe
+/// drains it, and starting threads for every chunk would cost more than the copy saves.
+class copy_pool {
+ public:
+  static copy_pool& instance() {
+    static copy_pool pool;
+    return pool;
+  }
+  /// Runs job(0..parts-1) on the pool and the calling thread; returns when all are done.
+  template <class Job>
+  void run(unsigned parts, Job job) {
+    std::unique_lock<std::mutex> lock(run_mutex_);  // one run at a time
+    {
+      std::lock_guard<std::mutex> g(m_);
+      job_ = [&job](unsigned k) { job(k); };
+      parts_ = parts;
+      next_ = 0;
+      pending_ = parts;
+      ++generation_;
+    }
+    cv_.notify_all();
+    work();
+    std::unique_lock<std::mutex> g(m_);
+    done_cv_.wait(g, [&] { return pending_ == 0; });
+  }
+  unsigned threads() const { return unsigned(workers_.size()) + 1; }
+  ~copy_pool() {
+    {
+      std::lock_guard<std::mutex> g(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+
+ private:
+  copy_pool() {
+    unsigned n = std::min(16u, std::max(2u, std::thread::hardware_concurrency())) - 1;
+    for (unsigned i = 0; i < n; ++i)
+      workers_.emplace_back([this] {
+        unsigned long seen = 0;
+        for (;;) {
+          {
+            std::unique_lock<std::mutex> g(m_);
+            cv_.wait(g, [&] { return stop_ || generation_ != seen; });
+            if (stop_) return;
+            seen = generation_;
+          }
+          work();
+        }
+      });
+  }
+  void work() {
+    for (;;) {
+      unsigned k;
+      {
+        std::lock_guard<std::mutex> g(m_);
+        if (next_ >= parts_) return;
+        k = next_++;
+      }
+      job_(k);
+      std::lock_guard<std::mutex> g(m_);
+      if (--pending_ == 0) done_cv_.notify_all();
+    }
+  }
+  std::mutex run_mutex_, m_;
+  std::condition_variable cv_, done_cv_;
+  std::function<void(unsigned)> job_;
+  unsigned parts_ = 0, next_ = 0, pending_ = 0;
+  unsigned long generation_ = 0;
+  bool stop_ = false;
+  std::vector<std::thread> workers_;
+};
+
+/// memcpy split across the pool's threads in slices of at least 2 MiB.
 inline void parallel_memcpy(void* dst, const void* src, std::size_t bytes) {
-  constexpr std::size_t per_thread_min = std::size_t(4) << 20;
-  unsigned threads = std::min<unsigned>(8, std::max(1u, std::thread::hardware_concurrency() / 2));
-  threads = unsigned(std::min<std::size_t>(threads, std::max<std::size_t>(1, bytes / per_thread_min)));
-  if (threads <= 1) {
+  constexpr std::size_t min_slice = std::size_t(2) << 20;
+  if (bytes < 2 * min_slice) {
     std::memcpy(dst, src, bytes);
     return;
   }
-  std::vector<std::thread> pool;
-  std::size_t slice = align_up(bytes / threads, 64);
-  for (unsigned t = 0; t < threads; ++t) {
-    std::size_t lo = std::min(bytes, t * slice), hi = t + 1 == threads ? bytes : std::min(bytes, lo + slice);
-    pool.emplace_back([=] { std::memcpy(static_cast<char*>(dst) + lo, static_cast<const char*>(src) + lo, hi - lo); });
-  }
-  for (auto& th : pool) th.join();
+  auto& pool = copy_pool::instance();
+  const unsigned parts = unsigned(std::min<std::size_t>(pool.threads(), bytes / min_slice));
+  const std::size_t slice = align_up((bytes + parts - 1) / parts, 64);
+  pool.run(parts, [&](unsigned k) {
+    std::size_t lo = std::min(bytes, k * slice), hi = std::min(bytes, lo + slice);
+    std::memcpy(static_cast<char*>(dst) + lo, static_cast<const char*>(src) + lo, hi - lo);
+  });
 }
 
 #if defined(STRATA_BACKEND_CUDA)
-/// Two pinned and two device staging buffers of chunk_bytes each, and an event per slot.
+/// Two pinned and two device staging buffers of chunk_bytes each, and an event per slot. Kept per
+/// thread and device and reused: pinning and freeing 64 MiB costs more than moving it.
 struct staging {
   static constexpr std::size_t chunk_bytes = std::size_t(32) << 20;
   buffer pinned[2], device[2];
   cudaEvent_t done[2] = {nullptr, nullptr};
-  explicit staging(std::size_t bytes) {
-    std::size_t b = std::min(bytes, chunk_bytes);
+  int device_id = -1;
+
+  static staging& get(std::size_t bytes) {
+    static thread_local staging s;
+    int dev = 0;
+    cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
+    std::size_t want = std::min(bytes, chunk_bytes);
+    if (s.device_id != dev || s.pinned[0].bytes() < want) s.reset(want, dev);
+    return s;
+  }
+  ~staging() { release_events(); }
+
+ private:
+  staging() = default;
+  void reset(std::size_t b, int dev) {
+    staging fresh;  // allocate first: on failure the old buffers stay as they were
     for (int i = 0; i < 2; ++i) {
-      pinned[i] = buffer(b, memory_space::pinned);
-      device[i] = buffer(b, memory_space::device);
+      fresh.pinned[i] = buffer(b, memory_space::pinned);
+      fresh.device[i] = buffer(b, memory_space::device);
     }
-    for (auto& e : done) cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+    for (auto& e : fresh.done) cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+    release_events();
+    for (int i = 0; i < 2; ++i) {
+      pinned[i].swap(fresh.pinned[i]);
+      device[i].swap(fresh.device[i]);
+      std::swap(done[i], fresh.done[i]);
+    }
+    device_id = dev;
   }
-  ~staging() {
-    for (auto e : done)
-      if (e) cudaEventDestroy(e);
+  void release_events() {
+    for (auto& e : done)
+      if (e) cudaEventDestroy(e), e = nullptr;
   }
-  staging(const staging&) = delete;
 };
 
 template <std::size_t Stride>
@@ -67,7 +163,7 @@ void host_aos_to_soa(const T* host, index_t n, const soa_view<T>& dst, stream_t 
 #if defined(STRATA_BACKEND_CUDA)
   if (n == 0) return;
   constexpr index_t c = chunk_records<sizeof(T)>();
-  staging st(std::size_t(std::min(n, c)) * sizeof(T));
+  staging& st = staging::get(std::size_t(std::min(n, c)) * sizeof(T));
   for (index_t first = 0, k = 0; first < n; first += c, ++k) {
     const int b = int(k % 2);
     const index_t count = std::min(c, n - first);
@@ -94,7 +190,7 @@ void soa_to_host_aos(const soa_view<const T>& src, T* host, stream_t stream) {
 #if defined(STRATA_BACKEND_CUDA)
   if (n == 0) return;
   constexpr index_t c = chunk_records<sizeof(T)>();
-  staging st(std::size_t(std::min(n, c)) * sizeof(T));
+  staging& st = staging::get(std::size_t(std::min(n, c)) * sizeof(T));
   index_t pending = -1;  // first record of the chunk whose bytes wait in pinned memory
   auto drain = [&](index_t first) {
     const int b = int((first / c) % 2);

@@ -35,26 +35,38 @@ template <class T, std::size_t I>
 inline constexpr std::size_t unit_records = 16 / std::gcd(sizeof(reflect::field_type_t<T, I>), std::size_t(16));
 
 // Moves AoS bytes [gbegin, gend) of the array [abegin, aend) to or from shared memory `tile`
-// (which holds the bytes from align_down(gbegin, 16)); ToShared selects the direction.
+// (which holds the bytes from align_down(gbegin, 16)); ToShared selects the direction. Loads are
+// issued in batches of four per thread so several 16-byte requests are in flight at once.
 template <bool ToShared>
 __device__ inline void move_aos_bytes(std::byte* tile, std::byte* gptr_base, std::uintptr_t gbegin, std::uintptr_t gend,
                                       std::uintptr_t abegin, std::uintptr_t aend) {
+  constexpr int batch = 4;
   const std::uintptr_t w0 = gbegin & ~std::uintptr_t(15);
   const std::uintptr_t chunks = (gend - w0 + 15) / 16;
-  for (std::uintptr_t c = threadIdx.x; c < chunks; c += blockDim.x) {
-    const std::uintptr_t a = w0 + c * 16;
-    std::byte* s = tile + c * 16;
-    std::byte* g = gptr_base + (a - abegin);
-    // Whole chunk: inside the array when reading; inside this tile when writing.
-    const bool whole = ToShared ? (a >= abegin && a + 16 <= aend) : (a >= gbegin && a + 16 <= gend);
-    if (whole) {
-      if constexpr (ToShared) vec::store<16>(s, vec::load<16>(g));
-      else vec::store<16>(g, vec::load<16>(s));
-    } else {
-      const std::uintptr_t lo = a < gbegin ? gbegin : a, hi = a + 16 > gend ? gend : a + 16;
-      for (std::uintptr_t b = lo; b < hi; ++b) {
-        if constexpr (ToShared) s[b - a] = g[b - a];
-        else g[b - a] = s[b - a];
+  for (std::uintptr_t c0 = threadIdx.x; c0 < chunks; c0 += batch * blockDim.x) {
+    vec::word16 w[batch];
+    bool whole[batch];
+    STRATA_UNROLL
+    for (int j = 0; j < batch; ++j) {
+      const std::uintptr_t c = c0 + j * blockDim.x, a = w0 + c * 16;
+      // Whole chunk: inside the array when reading; inside this tile when writing.
+      whole[j] = c < chunks && (ToShared ? (a >= abegin && a + 16 <= aend) : (a >= gbegin && a + 16 <= gend));
+      if (whole[j]) w[j] = ToShared ? vec::load<16>(gptr_base + (a - abegin)) : vec::load<16>(tile + c * 16);
+    }
+    STRATA_UNROLL
+    for (int j = 0; j < batch; ++j) {
+      const std::uintptr_t c = c0 + j * blockDim.x, a = w0 + c * 16;
+      if (c >= chunks) break;
+      std::byte* sh = tile + c * 16;
+      std::byte* g = gptr_base + (a - abegin);
+      if (whole[j]) {
+        vec::store<16>(ToShared ? sh : g, w[j]);
+      } else {
+        const std::uintptr_t lo = a < gbegin ? gbegin : a, hi = a + 16 > gend ? gend : a + 16;
+        for (std::uintptr_t b = lo; b < hi; ++b) {
+          if constexpr (ToShared) sh[b - a] = g[b - a];
+          else g[b - a] = sh[b - a];
+        }
       }
     }
   }
@@ -73,13 +85,15 @@ __device__ inline void move_column(const std::byte* smem_const, std::byte* smem,
     if (first + r0 + index_t(u) > capacity) break;  // never reached for containers (capacity is whole units)
     auto* col = reinterpret_cast<std::conditional_t<ToColumns, std::byte*, const std::byte*>>(
                     soa.template column_data<I>() + first + r0);
+    // Field values are read and written in shared memory as F (aligned: Stride and the field's
+    // offset are multiples of alignof(F)), then regrouped into 16-byte words in registers.
     vec::word16 words[v];
-    unsigned char lanes[u * s];
+    F lanes[u];
     if constexpr (ToColumns) {
       STRATA_UNROLL
       for (std::size_t j = 0; j < u; ++j) {
-        if (r0 + index_t(j) < count) std::memcpy(lanes + j * s, smem_const + (r0 + j) * Stride + offset, s);
-        else std::memset(lanes + j * s, 0, s);  // padding lanes past the last record stay zero
+        if (r0 + index_t(j) < count) lanes[j] = *reinterpret_cast<const F*>(smem_const + (r0 + j) * Stride + offset);
+        else std::memset(static_cast<void*>(&lanes[j]), 0, s);  // padding lanes past the last record stay zero
       }
       std::memcpy(words, lanes, sizeof lanes);
       STRATA_UNROLL
@@ -87,10 +101,10 @@ __device__ inline void move_column(const std::byte* smem_const, std::byte* smem,
     } else {
       STRATA_UNROLL
       for (std::size_t j = 0; j < v; ++j) words[j] = vec::load<16>(col + j * 16);
-      std::memcpy(lanes, words, sizeof lanes);
+      std::memcpy(static_cast<void*>(lanes), words, sizeof lanes);
       STRATA_UNROLL
       for (std::size_t j = 0; j < u; ++j)
-        if (r0 + index_t(j) < count) std::memcpy(smem + (r0 + j) * Stride + offset, lanes + j * s, s);
+        if (r0 + index_t(j) < count) *reinterpret_cast<F*>(smem + (r0 + j) * Stride + offset) = lanes[j];
     }
   }
 }

@@ -96,14 +96,19 @@ inline void copy_bytes(void* dst, const void* src, std::size_t bytes) {
   synchronize(stream_t{});
 }
 
-inline void fill_bytes_async(void* dst, int value, std::size_t bytes, stream_t stream) {
+/// Sets bytes of memory in `space`: stream-ordered on the device, immediate on host memory.
+inline void fill_bytes_async(void* dst, int value, std::size_t bytes, stream_t stream, memory_space space) {
   if (bytes == 0) return;
 #if defined(STRATA_BACKEND_CUDA)
-  detail::cuda_check(cudaMemsetAsync(dst, value, bytes, stream), "cudaMemsetAsync");
+  if (space == memory_space::device) {
+    detail::cuda_check(cudaMemsetAsync(dst, value, bytes, stream), "cudaMemsetAsync");
+    return;
+  }
+  if (space == memory_space::pinned) synchronize(stream);  // earlier copies into it may be in flight
 #else
-  (void)stream;
-  std::memset(dst, value, bytes);
+  (void)stream, (void)space;
 #endif
+  std::memset(dst, value, bytes);
 }
 
 /// Owns one allocation; moves, never copies.
