@@ -62,7 +62,7 @@ def results(args):
     rows, memcpy_gbps = [], None
     for b in raw["benchmarks"]:
         # Runs are reported as aggregates over repetitions; the median is the figure we keep.
-        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
+        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median" or b.get("error_occurred"):
             continue
         name = b["run_name"] if "run_name" in b else b["name"]
         row = parse_name(name)

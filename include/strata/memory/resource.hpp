@@ -111,6 +111,18 @@ inline void fill_bytes_async(void* dst, int value, std::size_t bytes, stream_t s
   std::memset(dst, value, bytes);
 }
 
+/// Copies `rows` rows of `width` bytes between pitched layouts (any spaces); synchronous.
+inline void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+                      std::size_t rows) {
+  if (rows == 0 || width == 0) return;
+#if defined(STRATA_BACKEND_CUDA)
+  detail::cuda_check(cudaMemcpy2D(dst, dst_pitch, src, src_pitch, width, rows, cudaMemcpyDefault), "cudaMemcpy2D");
+#else
+  for (std::size_t r = 0; r < rows; ++r)
+    std::memcpy(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * src_pitch, width);
+#endif
+}
+
 /// Owns one allocation; moves, never copies.
 class buffer {
  public:
