@@ -1,9 +1,10 @@
-// The strata driver: `strata describe` prints the layout strata derives for the demo's particle.
-#include <strata/layout/descriptor.hpp>
-
-#include "common/records.hpp"
+// The strata driver: `strata demo` runs the particle demo, `strata describe` prints the layouts
+// strata derives for the demo's records, `strata bench` runs the benchmarks (strata_bench).
+#include "particles/particles.hpp"
 
 #include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
 #include <cstring>
 #include <string>
 
@@ -24,14 +25,39 @@ void describe(const char* name) {
 }
 
 int usage() {
-  std::puts("usage: strata describe");
+  std::puts("usage: strata demo [--n N] [--steps S] | strata describe | strata bench [benchmark args]");
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string cmd = argc > 1 ? argv[1] : "describe";
+  std::string cmd = argc > 1 ? argv[1] : "demo";
+  if (cmd == "demo") {
+    strata_examples::demo_options o;
+    for (int i = 2; i + 1 < argc; i += 2) {
+      if (!std::strcmp(argv[i], "--n")) o.n = std::strtoull(argv[i + 1], nullptr, 10);
+      else if (!std::strcmp(argv[i], "--steps")) o.steps = std::atoi(argv[i + 1]);
+      else return usage();
+    }
+    describe<strata_test::particle>("particle");
+    std::puts("");
+    try {
+      return strata_examples::run_demo(o);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "strata demo: %s\n", e.what());
+      return 1;
+    }
+  }
+  if (cmd == "bench") {
+    // The benchmarks live in their own binary next to this one's build folder.
+    std::string self = argv[0], dir = self.substr(0, self.find_last_of('/') + 1);
+    std::string bench = dir + "../bench/strata_bench";
+    argv[1] = bench.data();
+    execv(bench.c_str(), argv + 1);
+    std::perror(("strata bench: cannot run " + bench).c_str());
+    return 1;
+  }
   if (cmd == "describe") {
     describe<strata_test::particle>("particle");
     describe<strata_test::mixed>("mixed");
