@@ -3,7 +3,7 @@
 # GPU test, run them again under compute-sanitizer (memcheck, racecheck, initcheck, synccheck), run
 # the benchmarks, write logs and JSON under $OUT and print a short table last.
 #   STRATA_PREBUILT=dir   use test/bench binaries built elsewhere (dir/tests, dir/bench)
-#   STRATA_SKIP=list      skip stages: build,tests,sanitize,bench (comma separated)
+#   STRATA_SKIP=list      skip stages: build,tests,sanitize,demo,torch,bench (comma separated)
 #   STRATA_BENCH_ARGS     extra arguments for the benchmark binary
 #   STRATA_SANITIZERS     compute-sanitizer tools to run (default: memcheck racecheck initcheck synccheck)
 set -uo pipefail
@@ -62,11 +62,28 @@ if ! skip sanitize; then
   unset STRATA_TEST_SANITIZER
 fi
 
+examples=$build/examples
+if ! skip demo && [ -x "$examples/particles" ]; then
+  if "$examples/particles" >"$OUT/demo.log" 2>&1; then add "particle demo" "ok (demo.log)"; else add "particle demo" "FAILED (demo.log)"; status=1; fi
+fi
+
+extra=()
+if ! skip torch && [ -x "$examples/layer_norm_check" ] && python3 -c 'import torch' 2>/dev/null; then
+  if PYTHONUNBUFFERED=1 python3 bench/layer_norm_torch.py --example "$examples/layer_norm_check" --out "$OUT/torch.json" \
+       >"$OUT/torch.log" 2>&1; then
+    add "layer norm vs PyTorch" "ok: $(grep -c '^ok' "$OUT/torch.log") checks passed (torch.log)"; extra=(--extra "$OUT/torch.json")
+  else
+    add "layer norm vs PyTorch" "FAILED (torch.log)"; grep -E 'FAIL|Error' "$OUT/torch.log" | head; status=1
+    [ -s "$OUT/torch.json" ] && extra=(--extra "$OUT/torch.json")
+  fi
+fi
+
 if ! skip bench && [ -x "$build/bench/strata_bench" ]; then
   if "$build/bench/strata_bench" --benchmark_out="$OUT/bench-raw.json" --benchmark_out_format=json \
        ${STRATA_BENCH_ARGS:-} >"$OUT/bench.log" 2>&1; then
-    python3 bench/report.py results "$OUT/bench-raw.json" --out "$OUT" --commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
-      >"$OUT/report.log" 2>&1 && add "benchmarks" "ok ($(ls "$OUT"/*-20*.json 2>/dev/null | xargs -n1 basename))" \
+    python3 bench/report.py results "$OUT/bench-raw.json" "${extra[@]}" --out "$OUT" \
+      --commit "${STRATA_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" >"$OUT/report.log" 2>&1 \
+      && add "benchmarks" "ok ($(ls "$OUT"/*-20*.json 2>/dev/null | xargs -n1 basename))" \
       || add "benchmarks" "report FAILED (report.log)"
   else
     add "benchmarks" "FAILED (bench.log)"; tail -20 "$OUT/bench.log"; status=1
@@ -74,6 +91,7 @@ if ! skip bench && [ -x "$build/bench/strata_bench" ]; then
 fi
 
 [ -f "$OUT/table.md" ] && cat "$OUT/table.md"
+[ -f "$OUT/demo.log" ] && sed -n '/^| variant/,$p' "$OUT/demo.log"
 echo
 echo "== strata gpu-check =="
 printf '%s\n' "${summary[@]}"

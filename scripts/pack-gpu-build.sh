@@ -5,12 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/cuda}
-rm -rf .carry && mkdir -p .carry/tests .carry/bench .carry/lib .carry/src
+rm -rf .carry && mkdir -p .carry/tests .carry/bench .carry/lib .carry/src .carry/examples
 cp "$build"/tests/*_test .carry/tests/
 cp "$build"/bench/strata_bench .carry/bench/
-[ -x "$build/src/strata" ] && cp "$build/src/strata" .carry/src/
-for bin in .carry/tests/* .carry/bench/* .carry/src/*; do
+cp "$build/src/strata" .carry/src/
+cp "$build/examples/particles" "$build/examples/layer_norm_check" .carry/examples/
+for bin in .carry/tests/* .carry/bench/* .carry/src/* .carry/examples/*; do
   ldd "$bin" | awk '/benchmark|gtest/ {print $3}' | while read -r lib; do [ -f "$lib" ] && cp -L "$lib" .carry/lib/; done
 done
-strip --strip-debug .carry/tests/* .carry/bench/* .carry/src/* 2>/dev/null || true
+strip --strip-debug .carry/tests/* .carry/bench/* .carry/src/* .carry/examples/* 2>/dev/null || true
 du -sh .carry

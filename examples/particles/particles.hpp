@@ -39,7 +39,7 @@ struct kick_drift {
     return p;
   }
 };
-struct energy {
+struct total_energy {
   float k;
   STRATA_HD double operator()(const particle& p) const {
     double v2 = double(p.vx) * p.vx + double(p.vy) * p.vy + double(p.vz) * p.vz;
@@ -101,7 +101,7 @@ struct aos_plain_ops {
   kick_drift f;
   float k;
   void step() { thrust::transform(p.begin(), p.end(), p.begin(), f); }
-  double energy() { return thrust::transform_reduce(p.begin(), p.end(), strata_examples::energy{k}, 0.0, add_d{}); }
+  double energy() { return thrust::transform_reduce(p.begin(), p.end(), total_energy{k}, 0.0, add_d{}); }
   void sort() {
     thrust::transform(p.begin(), p.end(), keys.begin(), cell_of{});
     thrust::sort_by_key(keys.begin(), keys.end(), p.begin());
@@ -119,7 +119,7 @@ struct aos_padded_ops {
   kick_drift f;
   float k;
   void step() { thrust::transform(p.begin(), p.end(), p.begin(), f); }
-  double energy() { return thrust::transform_reduce(p.begin(), p.end(), strata_examples::energy{k}, 0.0, add_d{}); }
+  double energy() { return thrust::transform_reduce(p.begin(), p.end(), total_energy{k}, 0.0, add_d{}); }
   void sort() {
     thrust::transform(p.begin(), p.end(), keys.begin(), cell_of{});
     thrust::sort_by_key(keys.begin(), keys.end(), p.begin());
@@ -133,7 +133,7 @@ struct soa_thrust_ops {
   kick_drift f;
   float k;
   void step() { thrust::transform(p.begin(), p.end(), p.begin(), f); }
-  double energy() { return thrust::transform_reduce(p.begin(), p.end(), strata_examples::energy{k}, 0.0, add_d{}); }
+  double energy() { return thrust::transform_reduce(p.begin(), p.end(), total_energy{k}, 0.0, add_d{}); }
   void sort() {
     thrust::transform(p.begin(), p.end(), keys.begin(), cell_of{});
     thrust::sort_by_key(keys.begin(), keys.end(), p.begin());
@@ -146,7 +146,7 @@ struct soa_packet_ops : soa_thrust_ops {
     auto in = strata::project<&particle::x, &particle::y, &particle::z, &particle::vx, &particle::vy, &particle::vz>(p);
     strata::transform(in, in, f);
   }
-  double energy() { return strata::transform_reduce(p, strata_examples::energy{k}, 0.0, add_d{}); }
+  double energy() { return strata::transform_reduce(p, total_energy{k}, 0.0, add_d{}); }
 };
 
 /// Runs every variant and prints the table; returns 0 when all variants agree with each other.

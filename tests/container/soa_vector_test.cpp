@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <functional>
 
 using namespace strata_test;
 using strata::memory_space;
@@ -168,38 +167,4 @@ TEST(SoaVectorErrors, OutOfMemoryLeavesContainerIntact) {
     EXPECT_GT(e.bytes(), std::size_t(1) << 60);
     EXPECT_NE(std::string(e.what()).find("bytes"), std::string::npos) << e.what();
   }
-}
-
-TEST(SoaVectorErrors, InjectedAllocationFailureAtEveryStep) {
-  STRATA_SEED_TRACE();
-  auto ref = random_records<particle>(5000);
-  long live_before = strata::testing::live_allocations.load();
-  {
-    soa_vector<particle> v(ref);
-    // Each operation's k-th allocation fails, for every k the operation reaches.
-    auto ops = std::vector<std::function<void(soa_vector<particle>&)>>{
-        [](auto& x) { x.reserve(100000); },     [](auto& x) { x.resize(200000); },
-        [&](auto& x) { x.assign(ref); },        [](auto& x) { soa_vector<particle> c(x); x.swap(c); },
-        [](auto& x) { x.resize(70000, particle{1, 2, 3, 4, 5, 6, 7}); }};
-    for (std::size_t op = 0; op < ops.size(); ++op) {
-      for (long k = 0;; ++k) {
-        static long fail_at;
-        soa_vector<particle> w(v);
-        fail_at = strata::testing::allocation_ordinal.load() + k;
-        strata::testing::fail_allocation_if = [](long ordinal, std::size_t, memory_space) { return ordinal == fail_at; };
-        bool threw = false;
-        try {
-          ops[op](w);
-        } catch (const strata::out_of_memory&) {
-          threw = true;
-        }
-        strata::testing::fail_allocation_if = nullptr;
-        if (!threw) break;  // the operation made fewer than k+1 allocations
-        SCOPED_TRACE("operation " + std::to_string(op) + " allocation " + std::to_string(k));
-        expect_equal(w, ref);
-        ASSERT_LT(k, 10);
-      }
-    }
-  }
-  EXPECT_EQ(strata::testing::live_allocations.load(), live_before) << "allocations leaked";
 }

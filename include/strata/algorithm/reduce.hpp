@@ -174,6 +174,7 @@ __global__ void __launch_bounds__(reduce_threads) reduce_kernel(Source src, Op o
 
 template <class A, class Source, class Op>
 void reduce_async(const Source& src, A init, Op op, A* device_result, stream_t stream) {
+  check_stream(stream, "strata reduction");
   const auto& shape = current_device_shape();
   const int grid = std::max(1, shape.sms * (shape.max_threads_per_sm / reduce_threads));
   std::byte* s = reduce_scratch(align_up(sizeof(maybe<A>) * grid, 256) + 256);

@@ -75,6 +75,7 @@ path transform(const In& in_arg, Out&& out_arg, F f, stream_t stream = {}) {
   auto in = detail::as_const_view(in_arg);
   auto out = detail::as_view(out_arg);
   if (in.size() != out.size()) detail::throw_size_error("strata::transform: output records", out.size(), in.size());
+  detail::check_stream(stream, "strata::transform");
   using record = typename decltype(in)::value_type;
   constexpr bool vectorizable = layout::record_descriptor<record>::all_fields_vectorizable;
   const bool vector = vectorizable && in.vector_ready() && out.vector_ready();
@@ -105,6 +106,7 @@ path transform(const In& in_arg, Out&& out_arg, F f, stream_t stream = {}) {
 template <class V, class F>
 path for_each(V&& v_arg, F f, stream_t stream = {}) {
   auto v = detail::as_view(v_arg);
+  detail::check_stream(stream, "strata::for_each");
   using record = typename decltype(v)::value_type;
   constexpr bool vectorizable = layout::record_descriptor<record>::all_fields_vectorizable;
   const bool vector = vectorizable && v.vector_ready();

@@ -196,6 +196,7 @@ inline int transpose_grid(index_t tiles) {
 /// Stride-byte records at src -> dst records [first, first + n).
 template <class T, std::size_t Stride>
 void aos_bytes_to_soa(const std::byte* src, index_t n, const soa_view<T>& dst, index_t first, stream_t stream) {
+  check_stream(stream, "aos_to_soa");
   if (n == 0) return;
 #if defined(STRATA_BACKEND_CUDA)
   constexpr index_t r = tile_records<Stride>;
@@ -214,6 +215,7 @@ void aos_bytes_to_soa(const std::byte* src, index_t n, const soa_view<T>& dst, i
 
 template <class T, std::size_t Stride>
 void soa_to_aos_bytes(const soa_view<const T>& src, index_t first, std::byte* dst, index_t n, stream_t stream) {
+  check_stream(stream, "soa_to_aos");
   if (n == 0) return;
 #if defined(STRATA_BACKEND_CUDA)
   constexpr index_t r = tile_records<Stride>;

@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstring>
 #include <new>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #if defined(STRATA_BACKEND_CUDA)
@@ -72,10 +74,34 @@ inline void deallocate(void* p, memory_space space) noexcept {
   ::operator delete(p, std::align_val_t{column_alignment});
 }
 
+namespace detail {
+/// A stream handed to strata must belong to the current device and be alive: checked before use so
+/// the failure names the stream instead of surfacing later as an unrelated launch error.
+inline void check_stream(stream_t stream, const char* operation) {
+#if defined(STRATA_BACKEND_CUDA)
+  if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return;
+  int stream_device = -1, current = -1;
+  cudaError_t e = cudaStreamGetDevice(stream, &stream_device);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw cuda_error(std::string(operation) + ": the stream is not usable (destroyed, or not a stream)", int(e),
+                     cudaGetErrorString(e));
+  }
+  cuda_check(cudaGetDevice(&current), "cudaGetDevice");
+  if (stream_device != current)
+    throw std::invalid_argument("strata: " + std::string(operation) + ": the stream belongs to device " +
+                                std::to_string(stream_device) + " but device " + std::to_string(current) + " is current");
+#else
+  (void)stream, (void)operation;
+#endif
+}
+}  // namespace detail
+
 /// Stream-ordered byte copy between any two spaces; returns before completion on the CUDA backend.
 inline void copy_bytes_async(void* dst, const void* src, std::size_t bytes, stream_t stream) {
   if (bytes == 0) return;
 #if defined(STRATA_BACKEND_CUDA)
+  detail::check_stream(stream, "copy");
   detail::cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream), "cudaMemcpyAsync");
 #else
   (void)stream;
