@@ -2,7 +2,12 @@
 // sass-expect lines give the width every global load and store in it must have.
 // Built once as is and once with STRATA_SASS_BREAK_ALIGNMENT, which drops the aligned record type:
 // the check must then fail, which proves it can.
+#include <strata/algorithm/reduce.hpp>
+#include <strata/algorithm/transform.hpp>
 #include <strata/container/soa_view.hpp>
+#include <strata/convert/convert.hpp>
+
+#include "../../examples/layer_norm/layer_norm.hpp"
 #include <strata/iterator/packet.hpp>
 #include <strata/layout/vector_access.hpp>
 
@@ -27,6 +32,7 @@ template <class T>
 using stored = strata::layout::aligned_record<T>;
 using strata::layout::load_record;
 using strata::layout::store_record;
+
 #endif
 
 template <class T>
@@ -88,5 +94,31 @@ void probe_thrust_packets_bytes(strata::soa_view<const three_bytes> in, strata::
   auto pout = strata::packets(out);
   thrust::transform(thrust::device, strata::packets_begin(pin), strata::packets_end(pin), strata::packets_begin(pout),
                     strata::per_record(brighten{}));
+}
+// strata::transform's packet kernel: 128-bit loads and stores only.
+// sass-expect: packet_transform_kernel.*drift load=128 store=128
+void probe_strata_transform(strata::soa_view<const particle> in, strata::soa_view<particle> out) {
+  strata::transform(in, out, drift{});
+}
+// Reductions: the column body is read as 16-byte vectors (head and tail elements one by one).
+// sass-expect: reduce_kernel.*column_source load=any128 store=any32
+void probe_reduce(cuda::std::span<const float> col, float* result) {
+  strata::reduce_async(col, 0.0f, plus_f{}, result);
+}
+// Conversion: 16-byte AoS loads (bytes only at an unaligned array's ends) and 16-byte column
+// stores; the reverse direction mirrors it.
+// sass-expect: aos_to_soa_kernel load=any128 store=128
+// sass-expect: soa_to_aos_kernel load=128 store=any128
+void probe_convert(const particle* aos, strata::soa_view<particle> soa, particle* back) {
+  strata::aos_to_soa(aos, soa.size(), soa);
+  strata::soa_to_aos(strata::soa_view<const particle>(soa), back);
+}
+// Layer norm: rows, gamma and beta in 16-byte vectors, output likewise (fp32 and bf16).
+// sass-expect: layer_norm_kernel load=128 store=128
+void probe_layer_norm(strata::matrix_view<const float> x, strata::matrix_view<const float> g, strata::matrix_view<float> y,
+                      strata::matrix_view<const strata::bfloat16> xb, strata::matrix_view<const strata::bfloat16> gb,
+                      strata::matrix_view<strata::bfloat16> yb) {
+  strata_examples::layer_norm<float>(x, g, g, y, 1e-5f);
+  strata_examples::layer_norm<strata::bfloat16>(xb, gb, gb, yb, 1e-5f);
 }
 #endif

@@ -51,7 +51,7 @@ __device__ inline void move_aos_bytes(std::byte* tile, std::byte* gptr_base, std
       const std::uintptr_t c = c0 + j * blockDim.x, a = w0 + c * 16;
       // Whole chunk: inside the array when reading; inside this tile when writing.
       whole[j] = c < chunks && (ToShared ? (a >= abegin && a + 16 <= aend) : (a >= gbegin && a + 16 <= gend));
-      if (whole[j]) w[j] = ToShared ? vec::load<16>(gptr_base + (a - abegin)) : vec::load<16>(tile + c * 16);
+      if (whole[j]) w[j] = ToShared ? vec::load<16>(gptr_base + (a - abegin)) : vec::load_local(tile + c * 16);
     }
     STRATA_UNROLL
     for (int j = 0; j < batch; ++j) {
@@ -60,7 +60,8 @@ __device__ inline void move_aos_bytes(std::byte* tile, std::byte* gptr_base, std
       std::byte* sh = tile + c * 16;
       std::byte* g = gptr_base + (a - abegin);
       if (whole[j]) {
-        vec::store<16>(ToShared ? sh : g, w[j]);
+        if constexpr (ToShared) vec::store_local(sh, w[j]);
+        else vec::store<16>(g, w[j]);
       } else {
         const std::uintptr_t lo = a < gbegin ? gbegin : a, hi = a + 16 > gend ? gend : a + 16;
         for (std::uintptr_t b = lo; b < hi; ++b) {

@@ -31,12 +31,16 @@ using word_t = std::conditional_t<
                        std::conditional_t<Bytes == 4, std::uint32_t,
                                           std::conditional_t<Bytes == 2, std::uint16_t, std::uint8_t>>>>;
 
-/// One access of Bytes bytes; p must be aligned to Bytes.
+/// One access of Bytes bytes to global (device) or host memory; p must be aligned to Bytes.
+/// On the device, 16- and 8-byte accesses use the ld/st.global vector intrinsics: a plain uint4
+/// assignment may be split into four 32-bit stores by the compiler (seen in the SASS check).
 template <std::size_t Bytes>
 STRATA_HD inline word_t<Bytes> load(const void* p) {
   static_assert(layout::vector_size_ok(Bytes), "strata: vector accesses are 1, 2, 4, 8 or 16 bytes");
 #if defined(__CUDA_ARCH__)
-  return *static_cast<const word_t<Bytes>*>(p);
+  if constexpr (Bytes == 16) return __ldca(static_cast<const uint4*>(p));
+  else if constexpr (Bytes == 8) return __ldca(static_cast<const uint2*>(p));
+  else return *static_cast<const word_t<Bytes>*>(p);
 #else
   word_t<Bytes> w;  // memcpy keeps host code free of aliasing assumptions
   std::memcpy(&w, p, Bytes);
@@ -47,9 +51,27 @@ STRATA_HD inline word_t<Bytes> load(const void* p) {
 template <std::size_t Bytes>
 STRATA_HD inline void store(void* p, const word_t<Bytes>& w) {
 #if defined(__CUDA_ARCH__)
-  *static_cast<word_t<Bytes>*>(p) = w;
+  if constexpr (Bytes == 16) __stwb(static_cast<uint4*>(p), w);
+  else if constexpr (Bytes == 8) __stwb(static_cast<uint2*>(p), w);
+  else *static_cast<word_t<Bytes>*>(p) = w;
 #else
   std::memcpy(p, &w, Bytes);
+#endif
+}
+
+/// 16-byte access to shared memory (or any non-global address) on the device.
+STRATA_HD inline word16 load_local(const void* p) {
+#if defined(__CUDA_ARCH__)
+  return *static_cast<const word16*>(p);
+#else
+  return load<16>(p);
+#endif
+}
+STRATA_HD inline void store_local(void* p, const word16& w) {
+#if defined(__CUDA_ARCH__)
+  *static_cast<word16*>(p) = w;
+#else
+  store<16>(p, w);
 #endif
 }
 
