@@ -17,15 +17,6 @@ using strata::index_t;
 using strata::matrix_view;
 
 namespace detail {
-template <class T, int VPT>
-STRATA_HD inline void normalize(strata::rows::fragment<T, VPT>& f, float mean, float rstd, const strata::rows::fragment<T, VPT>& g,
-                                const strata::rows::fragment<T, VPT>& b) {
-  STRATA_UNROLL
-  for (int k = 0; k < VPT; ++k)
-    STRATA_UNROLL
-    for (int i = 0; i < f.width; ++i) f.v[k][i] = (f.v[k][i] - mean) * rstd * g.v[k][i] + b.v[k][i];
-}
-
 #if defined(STRATA_BACKEND_CUDA)
 template <class Group, int VPT, class T>
 __global__ void __launch_bounds__(Group::threads) layer_norm_kernel(matrix_view<const T> x, matrix_view<const T> gamma,
@@ -45,11 +36,19 @@ __global__ void __launch_bounds__(Group::threads) layer_norm_kernel(matrix_view<
       for (int i = 0; i < frag::width; ++i)
         if (frag::in_row(x.cols, first, step, k, i)) dev += (f.v[k][i] - mean) * (f.v[k][i] - mean);
     const float rstd = rsqrtf(Group::sum(s, dev) * inv_n + eps);
-    frag g, b;  // gamma and beta come from L1/L2: every row reads the same ones
-    g.load(gamma.data, x.cols, first, step);
-    b.load(beta.data, x.cols, first, step);
-    normalize(f, mean, rstd, g, b);
-    f.store(y.row(r), y.cols, first, step);
+    // One output vector at a time, with its gamma and beta (from L1/L2: every row reads the same
+    // ones), so only the row fragment stays live in registers.
+    STRATA_UNROLL
+    for (int k = 0; k < VPT; ++k) {
+      const index_t j = index_t(first) + index_t(k) * step;
+      if (j * frag::width >= x.cols) continue;
+      float g[frag::width], b[frag::width];
+      frag::load_vector(gamma.data, x.cols, j, g);
+      frag::load_vector(beta.data, x.cols, j, b);
+      STRATA_UNROLL
+      for (int i = 0; i < frag::width; ++i) f.v[k][i] = (f.v[k][i] - mean) * rstd * g[i] + b[i];
+      frag::store_vector(y.row(r), y.cols, j, f.v[k]);
+    }
   }
 }
 #endif

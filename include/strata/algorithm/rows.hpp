@@ -28,6 +28,24 @@ struct fragment {
   STRATA_HD static bool in_row(index_t cols, int first, int step, int k, int e) {
     return (index_t(first) + index_t(k) * step) * width + e < cols;
   }
+  /// Vector j of a row (elements j*width ...) as floats; elements past `cols` read as 0.
+  STRATA_HD static void load_vector(const T* row, index_t cols, index_t j, float (&out)[width]) {
+    T e[width];
+    vec::word16 w = vec::load<16>(row + j * width);
+    std::memcpy(static_cast<void*>(e), &w, sizeof e);
+    STRATA_UNROLL
+    for (int i = 0; i < width; ++i) out[i] = j * width + i < cols ? to_float(e[i]) : 0.0f;
+  }
+  /// Writes vector j of a row; elements past `cols` are written as 0 (they lie in the pitch padding).
+  STRATA_HD static void store_vector(T* row, index_t cols, index_t j, const float (&in)[width]) {
+    T e[width];
+    STRATA_UNROLL
+    for (int i = 0; i < width; ++i) e[i] = from_float<T>(j * width + i < cols ? in[i] : 0.0f);
+    vec::word16 w;
+    std::memcpy(&w, static_cast<const void*>(e), sizeof e);
+    vec::store<16>(row + j * width, w);
+  }
+
   /// Loads every vector that starts inside the row; elements past `cols` become 0.
   STRATA_HD void load(const T* row, index_t cols, int first, int step) {
     vec::word16 w[VPT];
@@ -117,13 +135,14 @@ struct warp_group {
 template <class T, class Launch>
 void dispatch_row_shape(index_t cols, Launch&& launch) {
   const index_t v = (cols + lanes<T> - 1) / lanes<T>;
+  // Two vectors per thread where a block can: few registers per thread keep many rows in flight.
   if (v <= 32) return launch.template operator()<warp_group<4>, 1>();
   if (v <= 64) return launch.template operator()<warp_group<4>, 2>();
   if (v <= 128) return launch.template operator()<warp_group<4>, 4>();
-  if (v <= 64 * 4) return launch.template operator()<block_group<64>, 4>();
-  if (v <= 128 * 4) return launch.template operator()<block_group<128>, 4>();
-  if (v <= 256 * 4) return launch.template operator()<block_group<256>, 4>();
-  if (v <= 512 * 4) return launch.template operator()<block_group<512>, 4>();
+  if (v <= 128 * 2) return launch.template operator()<block_group<128>, 2>();
+  if (v <= 256 * 2) return launch.template operator()<block_group<256>, 2>();
+  if (v <= 512 * 2) return launch.template operator()<block_group<512>, 2>();
+  if (v <= 1024 * 2) return launch.template operator()<block_group<1024>, 2>();
   if (v <= 1024 * 4) return launch.template operator()<block_group<1024>, 4>();
   if (v <= 1024 * 8) return launch.template operator()<block_group<1024>, 8>();
   throw size_error("strata: rows of " + std::to_string(cols) + " elements are longer than a block can hold (" +
