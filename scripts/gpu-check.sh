@@ -9,7 +9,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}
-mkdir -p "$OUT"
+LOGS=$OUT/logs  # packed into logs.tar.gz at the end (the device tool returns at most 8 files)
+mkdir -p "$OUT" "$LOGS"
 skip() { [[ ",${STRATA_SKIP:-}," == *",$1,"* ]]; }
 summary=()
 add() { summary+=("$(printf '%-34s %s' "$1" "$2")"); }
@@ -21,10 +22,10 @@ add "driver / nvcc" "$(nvidia-smi --query-gpu=driver_version --format=csv,nohead
 build=${STRATA_PREBUILT:-build/cuda}
 if [ -z "${STRATA_PREBUILT:-}" ] && ! skip build; then
   start=$SECONDS
-  if cmake --preset cuda >"$OUT/build.log" 2>&1 && cmake --build --preset cuda >>"$OUT/build.log" 2>&1; then
+  if cmake --preset cuda >"$LOGS/build.log" 2>&1 && cmake --build --preset cuda >>"$LOGS/build.log" 2>&1; then
     add "build (cuda preset)" "ok in $((SECONDS - start)) s"
   else
-    add "build (cuda preset)" "FAILED (build.log)"; tail -30 "$OUT/build.log"
+    add "build (cuda preset)" "FAILED (build.log)"; tail -30 "$LOGS/build.log"
   fi
 fi
 [ -d "$build/lib" ] && export LD_LIBRARY_PATH="$PWD/$build/lib:${LD_LIBRARY_PATH:-}"
@@ -34,11 +35,11 @@ status=0
 if ! skip tests; then
   pass=0; fail=0; failed=""
   for t in $tests; do
-    if "$t" --gtest_brief=1 >>"$OUT/tests.log" 2>&1; then pass=$((pass + 1)); else fail=$((fail + 1)); failed+=" $(basename "$t")"; fi
+    if "$t" --gtest_brief=1 >>"$LOGS/tests.log" 2>&1; then pass=$((pass + 1)); else fail=$((fail + 1)); failed+=" $(basename "$t")"; fi
   done
   add "gpu tests (binaries)" "$pass passed, $fail failed$failed"
-  grep -hE '^\[  PASSED  \]|^\[  FAILED  \]' "$OUT/tests.log" | awk '{n+=$4} END {print n}' >"$OUT/cases.txt"
-  add "gpu test cases passed" "$(grep -h '^\[  PASSED  \]' "$OUT/tests.log" | awk '{n+=$4} END {print n+0}')"
+  grep -hE '^\[  PASSED  \]|^\[  FAILED  \]' "$LOGS/tests.log" | awk '{n+=$4} END {print n}' >"$LOGS/cases.txt"
+  add "gpu test cases passed" "$(grep -h '^\[  PASSED  \]' "$LOGS/tests.log" | awk '{n+=$4} END {print n+0}')"
   ((fail)) && status=1
 fi
 
@@ -50,17 +51,17 @@ if ! skip sanitize; then
   for tool in "${tools[@]}"; do
     (
       extra=""; [ "$tool" = memcheck ] && extra="--leak-check full"
-      : >"$OUT/sanitize-$tool.failed"
+      : >"$LOGS/sanitize-$tool.failed"
       for t in $tests; do
-        echo "=== $(basename "$t")" >>"$OUT/sanitize-$tool.log"
+        echo "=== $(basename "$t")" >>"$LOGS/sanitize-$tool.log"
         compute-sanitizer --tool "$tool" $extra --require-cuda-init no --error-exitcode 99 "$t" --gtest_brief=1 \
-          --gtest_filter='-*Large*:*OutOfMemory*' >>"$OUT/sanitize-$tool.log" 2>&1 || echo " $(basename "$t")" >>"$OUT/sanitize-$tool.failed"
+          --gtest_filter='-*Large*:*OutOfMemory*' >>"$LOGS/sanitize-$tool.log" 2>&1 || echo " $(basename "$t")" >>"$LOGS/sanitize-$tool.failed"
       done
     ) &
   done
   wait
   for tool in "${tools[@]}"; do
-    bad=$(tr -d '\n' <"$OUT/sanitize-$tool.failed"); rm -f "$OUT/sanitize-$tool.failed"
+    bad=$(tr -d '\n' <"$LOGS/sanitize-$tool.failed"); rm -f "$LOGS/sanitize-$tool.failed"
     add "compute-sanitizer $tool" "$([ -n "$bad" ] && echo "FINDINGS in$bad" || echo "clean ($(echo $tests | wc -w) binaries)")"
     [ -n "$bad" ] && status=1
   done
@@ -69,35 +70,36 @@ fi
 
 examples=$build/examples
 if ! skip demo && [ -x "$examples/particles" ]; then
-  if "$examples/particles" >"$OUT/demo.log" 2>&1; then add "particle demo" "ok (demo.log)"; else add "particle demo" "FAILED (demo.log)"; status=1; fi
+  if "$examples/particles" >"$LOGS/demo.log" 2>&1; then add "particle demo" "ok (demo.log)"; else add "particle demo" "FAILED (demo.log)"; status=1; fi
 fi
 
 extra=()
 if ! skip torch && [ -x "$examples/layer_norm_check" ] && python3 -c 'import torch' 2>/dev/null; then
-  if PYTHONUNBUFFERED=1 python3 bench/layer_norm_torch.py --example "$examples/layer_norm_check" --out "$OUT/torch.json" \
-       >"$OUT/torch.log" 2>&1; then
-    add "layer norm vs PyTorch" "ok: $(grep -c '^ok' "$OUT/torch.log") checks passed (torch.log)"; extra=(--extra "$OUT/torch.json")
+  if PYTHONUNBUFFERED=1 python3 bench/layer_norm_torch.py --example "$examples/layer_norm_check" --out "$LOGS/torch.json" \
+       >"$LOGS/torch.log" 2>&1; then
+    add "layer norm vs PyTorch" "ok: $(grep -c '^ok' "$LOGS/torch.log") checks passed (torch.log)"; extra=(--extra "$LOGS/torch.json")
   else
-    add "layer norm vs PyTorch" "FAILED (torch.log)"; grep -E 'FAIL|Error' "$OUT/torch.log" | head; status=1
-    [ -s "$OUT/torch.json" ] && extra=(--extra "$OUT/torch.json")
+    add "layer norm vs PyTorch" "FAILED (torch.log)"; grep -E 'FAIL|Error' "$LOGS/torch.log" | head; status=1
+    [ -s "$LOGS/torch.json" ] && extra=(--extra "$LOGS/torch.json")
   fi
 fi
 
 if ! skip bench && [ -x "$build/bench/strata_bench" ]; then
-  if "$build/bench/strata_bench" --benchmark_out="$OUT/bench-raw.json" --benchmark_out_format=json \
-       ${STRATA_BENCH_ARGS:-} >"$OUT/bench.log" 2>&1; then
-    python3 bench/report.py results "$OUT/bench-raw.json" "${extra[@]}" --out "$OUT" \
-      --commit "${STRATA_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" >"$OUT/report.log" 2>&1 \
+  if "$build/bench/strata_bench" --benchmark_out="$LOGS/bench-raw.json" --benchmark_out_format=json \
+       ${STRATA_BENCH_ARGS:-} >"$LOGS/bench.log" 2>&1; then
+    python3 bench/report.py results "$LOGS/bench-raw.json" "${extra[@]}" --out "$OUT" \
+      --commit "${STRATA_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" >"$LOGS/report.log" 2>&1 \
       && add "benchmarks" "ok ($(ls "$OUT"/*-20*.json 2>/dev/null | xargs -n1 basename))" \
       || add "benchmarks" "report FAILED (report.log)"
   else
-    add "benchmarks" "FAILED (bench.log)"; tail -20 "$OUT/bench.log"; status=1
+    add "benchmarks" "FAILED (bench.log)"; tail -20 "$LOGS/bench.log"; status=1
   fi
 fi
 
 [ -f "$OUT/table.md" ] && cat "$OUT/table.md"
-[ -f "$OUT/demo.log" ] && sed -n '/^| variant/,$p' "$OUT/demo.log"
+[ -f "$LOGS/demo.log" ] && sed -n '/^| variant/,$p' "$LOGS/demo.log"
 echo
 echo "== strata gpu-check =="
-printf '%s\n' "${summary[@]}"
+printf '%s\n' "${summary[@]}" | tee "$LOGS/summary.txt"
+tar -C "$OUT" -czf "$OUT/logs.tar.gz" logs && rm -rf "$LOGS"
 exit $status
