@@ -54,8 +54,11 @@ if ! skip sanitize; then
       : >"$LOGS/sanitize-$tool.failed"
       for t in $tests; do
         echo "=== $(basename "$t")" >>"$LOGS/sanitize-$tool.log"
+        skip_cases='*Large*:*OutOfMemory*'
+        # Thrust copies min_element's (index, record) tuple to the host with its padding bytes.
+        [ "$tool" = initcheck ] && skip_cases+=':*UninitPadding*'
         compute-sanitizer --tool "$tool" $extra --require-cuda-init no --error-exitcode 99 "$t" --gtest_brief=1 \
-          --gtest_filter='-*Large*:*OutOfMemory*' >>"$LOGS/sanitize-$tool.log" 2>&1 || echo " $(basename "$t")" >>"$LOGS/sanitize-$tool.failed"
+          --gtest_filter="-$skip_cases" >>"$LOGS/sanitize-$tool.log" 2>&1 || echo " $(basename "$t")" >>"$LOGS/sanitize-$tool.failed"
       done
     ) &
   done

@@ -29,8 +29,9 @@ void check_transform(F f, strata::path want) {
     strata::synchronize(strata::stream_t{});
     std::vector<T> expect(n);
     std::transform(ref.begin(), ref.end(), expect.begin(), f);
-    ASSERT_EQ(first_difference<T>(host_of<T>(out), expect), -1);
-    ASSERT_EQ(first_difference<T>(host_of<T>(in), ref), -1);
+    auto got_out = host_of<T>(out), got_in = host_of<T>(in);
+    ASSERT_EQ(first_difference<T>(got_in, ref), -1) << "input changed: " << describe_difference<T>(got_in, ref);
+    ASSERT_EQ(first_difference<T>(got_out, expect), -1) << describe_difference<T>(got_out, expect);
   }
 }
 

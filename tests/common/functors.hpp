@@ -69,10 +69,15 @@ struct bump_mixed {
   }
 };
 
+/// Bit-exact on any input: its fields hold random bytes (NaNs included, whose payloads float
+/// arithmetic on the GPU would not keep), so it only moves and flips bits.
 struct move_convert {
   STRATA_HD mixed_convert operator()(mixed_convert m) const {
-    m.pos.x += 1.0f;
-    m.id += 3;
+    float t = m.pos.x;
+    m.pos.x = m.pos.z;
+    m.pos.z = t;
+    m.id = int(unsigned(m.id) + 3u);
+    m.flags = std::uint8_t(~m.flags);
     return m;
   }
 };

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <span>
@@ -97,6 +98,27 @@ long first_difference(std::span<const T> got, std::span<const T> want) {
   for (std::size_t i = 0; i < got.size(); ++i)
     if (!same_bits(got[i], want[i])) return long(i);
   return -1;
+}
+
+/// Names the first field that differs at the first differing record, with both values' bytes.
+template <class T>
+std::string describe_difference(std::span<const T> got, std::span<const T> want) {
+  long i = first_difference(got, want);
+  if (i < 0) return "equal";
+  if (got.size() != want.size()) return "sizes differ: " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
+  std::string out = "record " + std::to_string(i) + ":";
+  strata::reflect::for_each_field<T>([&](auto f) {
+    constexpr std::size_t I = decltype(f)::value;
+    constexpr auto p = strata::reflect::member_pointer<T, I>;
+    const auto *a = reinterpret_cast<const unsigned char*>(&(got[i].*p)), *b = reinterpret_cast<const unsigned char*>(&(want[i].*p));
+    if (std::memcmp(a, b, sizeof(got[i].*p)) == 0) return;
+    char hex[8];
+    out += " field '" + std::string(strata::reflect::field_name<T, I>()) + "' got";
+    for (std::size_t k = 0; k < sizeof(got[i].*p); ++k) std::snprintf(hex, sizeof hex, " %02x", a[k]), out += hex;
+    out += " want";
+    for (std::size_t k = 0; k < sizeof(got[i].*p); ++k) std::snprintf(hex, sizeof hex, " %02x", b[k]), out += hex;
+  });
+  return out;
 }
 
 /// Copies n elements from any memory space to a host vector.

@@ -89,7 +89,18 @@ TYPED_TEST(RecordIterators, ReduceTransformReduceCountMin) {
     auto count = thrust::count_if(v.begin(), v.end(), heavy{});
     EXPECT_EQ(count, std::count_if(ref.begin(), ref.end(), heavy{}));
 
+  }
+}
+
+// Kept apart: Thrust copies its (index, record) result to the host including the tuple's padding
+// bytes, which compute-sanitizer's initcheck reports; gpu-check leaves this case out of initcheck.
+TYPED_TEST(RecordIterators, MinElementUninitPadding) {
+  STRATA_SEED_TRACE();
+  for (std::size_t n : sizes_for<particle>()) {
     if (n == 0) continue;
+    SCOPED_TRACE("n=" + std::to_string(n));
+    auto ref = random_records<particle>(n);
+    TypeParam v(ref);
     auto it = thrust::min_element(v.begin(), v.end(), by_x{});
     auto want = std::min_element(ref.begin(), ref.end(), by_x{});
     EXPECT_EQ(it - v.begin(), want - ref.begin());

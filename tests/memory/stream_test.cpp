@@ -1,5 +1,5 @@
-// Streams handed to strata: a live stream of the current device works; a destroyed stream, or one
-// of another device, is refused with an exception that says so, before any work is queued.
+// Streams handed to strata: a live stream of the current device works; a stream of another device
+// is refused with an exception that says so, before any work is queued.
 #include <strata/strata.hpp>
 
 #include "common/functors.hpp"
@@ -10,7 +10,7 @@
 
 using namespace strata_test;
 
-TEST(Streams, WorkOnALiveStreamAndRefuseADestroyedOne) {
+TEST(Streams, WorkOnALiveStream) {
 #if defined(STRATA_BACKEND_CUDA)
   STRATA_SEED_TRACE();
   auto ref = random_records<particle>(1000);
@@ -18,16 +18,13 @@ TEST(Streams, WorkOnALiveStreamAndRefuseADestroyedOne) {
   cudaStream_t s;
   ASSERT_EQ(cudaStreamCreate(&s), cudaSuccess);
   EXPECT_EQ(strata::transform(v, out, drift{}, s), strata::path::vectorized);
+  v.copy_to_async(out, s);
+  EXPECT_NEAR(strata::transform_reduce(v, kinetic_energy{}, 0.0, plus_d{}, s), strata::transform_reduce(v, kinetic_energy{}, 0.0, plus_d{}), 1e-9);
   ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_EQ(first_difference<particle>(out.to_host(), ref), -1);
   ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
-  try {
-    strata::transform(v, out, drift{}, s);
-    FAIL() << "a destroyed stream was accepted";
-  } catch (const strata::cuda_error& e) {
-    EXPECT_NE(std::string(e.what()).find("stream is not usable"), std::string::npos) << e.what();
-  }
-  EXPECT_THROW(v.copy_to_async(out, s), strata::cuda_error);
-  EXPECT_EQ(first_difference<particle>(v.to_host(), ref), -1);  // nothing ran on the bad stream
+  // A destroyed stream is a dangling handle: cudaStreamGetDevice on one crashed the process on the
+  // H200 (2026-11-22), so neither CUDA nor strata can detect it; it is the caller's to avoid.
 #else
   GTEST_SKIP() << "the host backend has no streams (operations complete before returning)";
 #endif
