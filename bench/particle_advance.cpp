@@ -4,6 +4,7 @@
 // AoS kernel, and strata's padded AoS records inside thrust::transform.
 #include "common.hpp"
 
+#include <strata/algorithm/transform.hpp>
 #include <strata/container/aos_vector.hpp>
 #include <strata/container/soa_vector.hpp>
 #include <strata/iterator/packet.hpp>
@@ -62,6 +63,13 @@ void strata_packets(benchmark::State& state) {
     thrust::transform(strata::packets_begin(in), strata::packets_end(in), strata::packets_begin(out),
                       strata::per_record(advance{}));
   });
+}
+
+void strata_transform(benchmark::State& state) {
+  auto& v = soa();
+  auto in = strata::project<&particle::x, &particle::y, &particle::z, &particle::vx, &particle::vy, &particle::vz>(v);
+  auto out = strata::project<&particle::x, &particle::y, &particle::z>(v);
+  strata_bench::run_timed(state, bytes(), double(v.size()), [&] { strata::transform(in, out, advance{}); });
 }
 
 void thrust_zip(benchmark::State& state) {
@@ -139,6 +147,7 @@ void aos_padded(benchmark::State& state) {
 const std::string suffix = "/" + std::to_string(particles());
 STRATA_BENCHMARK(strata_iterators, "particle_advance/strata_iterators" + suffix);
 STRATA_BENCHMARK(strata_packets, "particle_advance/strata_packets" + suffix);
+STRATA_BENCHMARK(strata_transform, "particle_advance/strata" + suffix);
 STRATA_BENCHMARK(thrust_zip, "particle_advance/thrust_zip" + suffix);
 STRATA_BENCHMARK(hand_float4, "particle_advance/hand_float4" + suffix);
 STRATA_BENCHMARK(aos_plain, "particle_advance/aos_plain" + suffix);

@@ -35,7 +35,7 @@ status=0
 if ! skip tests; then
   pass=0; fail=0; failed=""
   for t in $tests; do
-    if "$t" --gtest_brief=1 >>"$LOGS/tests.log" 2>&1; then pass=$((pass + 1)); else fail=$((fail + 1)); failed+=" $(basename "$t")"; fi
+    if "$t" >>"$LOGS/tests.log" 2>&1; then pass=$((pass + 1)); else fail=$((fail + 1)); failed+=" $(basename "$t")"; fi
   done
   add "gpu tests (binaries)" "$pass passed, $fail failed$failed"
   grep -hE '^\[  PASSED  \]|^\[  FAILED  \]' "$LOGS/tests.log" | awk '{n+=$4} END {print n}' >"$LOGS/cases.txt"
@@ -78,7 +78,7 @@ fi
 
 extra=()
 if ! skip torch && [ -x "$examples/layer_norm_check" ] && python3 -c 'import torch' 2>/dev/null; then
-  if PYTHONUNBUFFERED=1 python3 bench/layer_norm_torch.py --example "$examples/layer_norm_check" --out "$LOGS/torch.json" \
+  if PYTHONUNBUFFERED=1 timeout "${STRATA_TORCH_TIMEOUT:-300}" python3 bench/layer_norm_torch.py --example "$examples/layer_norm_check" --out "$LOGS/torch.json" \
        >"$LOGS/torch.log" 2>&1; then
     add "layer norm vs PyTorch" "ok: $(grep -c '^ok' "$LOGS/torch.log") checks passed (torch.log)"; extra=(--extra "$LOGS/torch.json")
   else

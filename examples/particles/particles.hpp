@@ -153,7 +153,7 @@ struct soa_packet_ops : soa_thrust_ops {
 inline int run_demo(demo_options o) {
 #if defined(STRATA_BACKEND_CUDA)
   const char* backend = "CUDA";
-  if (!o.n) o.n = std::size_t(1) << 24;
+  if (!o.n) o.n = std::size_t(1) << 26;
   if (!o.steps) o.steps = 100;
 #else
   const char* backend = "host (Thrust OpenMP system, no GPU)";

@@ -95,8 +95,8 @@ void probe_thrust_packets_bytes(strata::soa_view<const three_bytes> in, strata::
   thrust::transform(thrust::device, strata::packets_begin(pin), strata::packets_end(pin), strata::packets_begin(pout),
                     strata::per_record(brighten{}));
 }
-// strata::transform's packet kernel: 128-bit loads and stores only.
-// sass-expect: packet_transform_kernel.*drift load=128 store=128
+// strata::transform's packet path (CUB's transform kernel over packet iterators): 128-bit only.
+// sass-expect: transform_kernel.*packet_view.*per_record_fnIN11strata_test5drift load=128 store=128
 void probe_strata_transform(strata::soa_view<const particle> in, strata::soa_view<particle> out) {
   strata::transform(in, out, drift{});
 }

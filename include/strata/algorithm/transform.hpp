@@ -1,6 +1,7 @@
 // strata::transform and strata::for_each over SoA views, projections and containers: whole packets
-// with 16-byte accesses per column when both sides allow it, record by record otherwise. The path
-// taken is returned, so a caller (and the tests) can see a fallback instead of guessing.
+// with 16-byte accesses per column when both sides allow it, record by record otherwise, through
+// Thrust (CUB's tuned kernels) on the CUDA backend. The path taken is returned, so a caller (and
+// the tests) can see a fallback instead of guessing.
 #pragma once
 
 #include <strata/algorithm/launch.hpp>
@@ -9,6 +10,12 @@
 #include <strata/iterator/packet.hpp>
 #include <strata/iterator/projection.hpp>
 #include <strata/memory/resource.hpp>
+
+#include <thrust/for_each.h>
+#include <thrust/transform.h>
+#if defined(STRATA_BACKEND_CUDA)
+#include <thrust/system/cuda/execution_policy.h>
+#endif
 
 #include <string>
 #include <type_traits>
@@ -34,37 +41,28 @@ auto packets_of(const V& v) {
   return packets(v);
 }
 
-#if defined(STRATA_BACKEND_CUDA)
-template <class In, class Out, class F>
-__global__ void packet_transform_kernel(In in, Out out, index_t packets, F f) {
-  const index_t stride = index_t(gridDim.x) * blockDim.x;
-  for (index_t p = blockIdx.x * index_t(blockDim.x) + threadIdx.x; p < packets; p += stride) out[p] = per_record_fn<F>{f}(in[p]);
-}
-template <class In, class Out, class F>
-__global__ void record_transform_kernel(In in, Out out, index_t n, F f) {
-  const index_t stride = index_t(gridDim.x) * blockDim.x;
-  for (index_t i = blockIdx.x * index_t(blockDim.x) + threadIdx.x; i < n; i += stride) out.store(i, f(in.load(i)));
-}
-template <class V, class F>
-__global__ void packet_for_each_kernel(V v, index_t packets, F f) {
-  const index_t stride = index_t(gridDim.x) * blockDim.x;
-  for (index_t p = blockIdx.x * index_t(blockDim.x) + threadIdx.x; p < packets; p += stride) {
-    auto pk = v[p].get();
+/// Lifts f(record&) to a packet reference: load the packet, update every lane, store it back.
+template <class F>
+struct per_record_update {
+  F f;
+  template <class Ref>
+  STRATA_HD void operator()(Ref ref) const {
+    auto pk = ref.get();
     STRATA_UNROLL
     for (int k = 0; k < decltype(pk)::width; ++k) f(pk.lane[k]);
-    v[p] = pk;
+    ref = pk;
   }
-}
-template <class V, class F>
-__global__ void record_for_each_kernel(V v, index_t n, F f) {
-  const index_t stride = index_t(gridDim.x) * blockDim.x;
-  for (index_t i = blockIdx.x * index_t(blockDim.x) + threadIdx.x; i < n; i += stride) {
-    auto r = v.load(i);
+};
+template <class F>
+struct per_record_update_scalar {
+  F f;
+  template <class Ref>
+  STRATA_HD void operator()(Ref ref) const {
+    auto r = ref.get();
     f(r);
-    v.store(i, r);
+    ref = r;
   }
-}
-#endif
+};
 }  // namespace detail
 
 /// out[i] = f(in[i]) for every record; in and out are SoA views, projections or containers of the
@@ -81,18 +79,20 @@ path transform(const In& in_arg, Out&& out_arg, F f, stream_t stream = {}) {
   const bool vector = vectorizable && in.vector_ready() && out.vector_ready();
   const index_t n = in.size();
 #if defined(STRATA_BACKEND_CUDA)
+  // The kernels are CUB's (thrust::transform -> cub::DeviceTransform, tuned per architecture); strata
+  // supplies the 16-byte packet accesses and the lifted functor.
   if (n == 0) return vector ? path::vectorized : path::scalar;
-  constexpr int threads = 256;
+  const auto policy = thrust::cuda::par_nosync.on(stream);
   if constexpr (vectorizable) {
     if (vector) {
       auto pin = detail::packets_of(in);
       auto pout = detail::packets_of(out);
-      detail::packet_transform_kernel<<<detail::grid_for(pin.size(), threads), threads, 0, stream>>>(pin, pout, pin.size(), f);
+      thrust::transform(policy, packets_begin(pin), packets_end(pin), packets_begin(pout), per_record_fn<F>{f});
       detail::check_launch("strata::transform (packets)");
       return path::vectorized;
     }
   }
-  detail::record_transform_kernel<<<detail::grid_for(n, threads), threads, 0, stream>>>(in, out, n, f);
+  thrust::transform(policy, records_begin(in), records_end(in), records_begin(out), f);
   detail::check_launch("strata::transform (records)");
 #else
   (void)stream;
@@ -113,16 +113,16 @@ path for_each(V&& v_arg, F f, stream_t stream = {}) {
   const index_t n = v.size();
 #if defined(STRATA_BACKEND_CUDA)
   if (n == 0) return vector ? path::vectorized : path::scalar;
-  constexpr int threads = 256;
+  const auto policy = thrust::cuda::par_nosync.on(stream);
   if constexpr (vectorizable) {
     if (vector) {
       auto pv = detail::packets_of(v);
-      detail::packet_for_each_kernel<<<detail::grid_for(pv.size(), threads), threads, 0, stream>>>(pv, pv.size(), f);
+      thrust::for_each(policy, packets_begin(pv), packets_end(pv), detail::per_record_update<F>{f});
       detail::check_launch("strata::for_each (packets)");
       return path::vectorized;
     }
   }
-  detail::record_for_each_kernel<<<detail::grid_for(n, threads), threads, 0, stream>>>(v, n, f);
+  thrust::for_each(policy, records_begin(v), records_end(v), detail::per_record_update_scalar<F>{f});
   detail::check_launch("strata::for_each (records)");
 #else
   (void)stream;
