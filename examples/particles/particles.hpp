@@ -95,26 +95,21 @@ variant_result run_variant(const char* name, Ops& ops, const demo_options& o) {
   return r;
 }
 
-struct aos_plain_ops {
-  thrust::device_vector<particle> p;
-  thrust::device_vector<int> keys;
-  kick_drift f;
-  float k;
-  void step() { thrust::transform(p.begin(), p.end(), p.begin(), f); }
-  double energy() { return thrust::transform_reduce(p.begin(), p.end(), total_energy{k}, 0.0, add_d{}); }
-  void sort() {
-    thrust::transform(p.begin(), p.end(), keys.begin(), cell_of{});
-    thrust::sort_by_key(keys.begin(), keys.end(), p.begin());
-  }
-  std::vector<particle> to_host() {
-    std::vector<particle> h(p.size());
-    thrust::copy(p.begin(), p.end(), h.begin());
-    return h;
-  }
-};
+inline std::vector<particle> host_copy(const thrust::device_vector<particle>& p) {
+  std::vector<particle> h(p.size());
+  thrust::copy(p.begin(), p.end(), h.begin());
+  return h;
+}
+template <class C>
+std::vector<particle> host_copy(const C& p) {
+  return p.to_host();
+}
 
-struct aos_padded_ops {
-  strata::aos_vector<particle> p;
+/// The steps through Thrust on any container of particles: plain AoS (thrust::device_vector),
+/// padded AoS (strata::aos_vector) or SoA through record iterators (strata::soa_vector).
+template <class Container>
+struct thrust_ops {
+  Container p;
   thrust::device_vector<int> keys;
   kick_drift f;
   float k;
@@ -124,22 +119,9 @@ struct aos_padded_ops {
     thrust::transform(p.begin(), p.end(), keys.begin(), cell_of{});
     thrust::sort_by_key(keys.begin(), keys.end(), p.begin());
   }
-  std::vector<particle> to_host() { return p.to_host(); }
+  std::vector<particle> to_host() { return host_copy(p); }
 };
-
-struct soa_thrust_ops {
-  strata::soa_vector<particle> p;
-  thrust::device_vector<int> keys;
-  kick_drift f;
-  float k;
-  void step() { thrust::transform(p.begin(), p.end(), p.begin(), f); }
-  double energy() { return thrust::transform_reduce(p.begin(), p.end(), total_energy{k}, 0.0, add_d{}); }
-  void sort() {
-    thrust::transform(p.begin(), p.end(), keys.begin(), cell_of{});
-    thrust::sort_by_key(keys.begin(), keys.end(), p.begin());
-  }
-  std::vector<particle> to_host() { return p.to_host(); }
-};
+using soa_thrust_ops = thrust_ops<strata::soa_vector<particle>>;
 
 struct soa_packet_ops : soa_thrust_ops {
   void step() {
@@ -182,11 +164,11 @@ inline int run_demo(demo_options o) {
 
   std::vector<variant_result> results;
   {
-    aos_plain_ops ops{thrust::device_vector<particle>(input.begin(), input.end()), thrust::device_vector<int>(o.n), f, k};
+    thrust_ops<thrust::device_vector<particle>> ops{{input.begin(), input.end()}, thrust::device_vector<int>(o.n), f, k};
     results.push_back(run_variant("AoS plain", ops, o));
   }
   {
-    aos_padded_ops ops{strata::aos_vector<particle>(input), thrust::device_vector<int>(o.n), f, k};
+    thrust_ops<strata::aos_vector<particle>> ops{strata::aos_vector<particle>(input), thrust::device_vector<int>(o.n), f, k};
     results.push_back(run_variant("AoS padded", ops, o));
   }
   {
