@@ -41,6 +41,17 @@ auto packets_of(const V& v) {
   return packets(v);
 }
 
+/// Hands f the record, not the proxy Thrust passes, so generic (templated) functors see the record.
+template <class F>
+struct on_record {
+  F f;
+  template <class X>
+  STRATA_HD auto operator()(const X& x) const {
+    if constexpr (requires { x.get(); }) return f(x.get());
+    else return f(x);
+  }
+};
+
 /// Lifts f(record&) to a packet reference: load the packet, update every lane, store it back.
 template <class F>
 struct per_record_update {
@@ -92,7 +103,7 @@ path transform(const In& in_arg, Out&& out_arg, F f, stream_t stream = {}) {
       return path::vectorized;
     }
   }
-  thrust::transform(policy, records_begin(in), records_end(in), records_begin(out), f);
+  thrust::transform(policy, records_begin(in), records_end(in), records_begin(out), detail::on_record<F>{f});
   detail::check_launch("strata::transform (records)");
 #else
   (void)stream;
