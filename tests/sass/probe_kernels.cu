@@ -96,7 +96,7 @@ void probe_thrust_packets_bytes(strata::soa_view<const three_bytes> in, strata::
                     strata::per_record(brighten{}));
 }
 // strata::transform's packet path (CUB's transform kernel over packet iterators): 128-bit only.
-// sass-expect: transform_kernel.*packet_view.*per_record_fnIN11strata_test5drift load=128 store=128
+// sass-expect: transform_kernel.*packet_view.*per_record_fn.*drift load=128 store=128
 void probe_strata_transform(strata::soa_view<const particle> in, strata::soa_view<particle> out) {
   strata::transform(in, out, drift{});
 }
