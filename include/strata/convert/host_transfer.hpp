@@ -107,12 +107,14 @@ inline void parallel_memcpy(void* dst, const void* src, std::size_t bytes) {
 }
 
 #if defined(STRATA_BACKEND_CUDA)
-/// Two pinned and two device staging buffers of chunk_bytes each, and an event per slot. Kept per
-/// thread and device and reused: pinning and freeing 64 MiB costs more than moving it.
+/// Three pinned and three device staging buffers of chunk_bytes each, and an event per slot: the
+/// host fills one while a second crosses PCIe and a third waits, which absorbs the jitter of the
+/// copy threads. Kept per thread and device and reused: pinning memory costs more than moving it.
 struct staging {
   static constexpr std::size_t chunk_bytes = std::size_t(32) << 20;
-  buffer pinned[2], device[2];
-  cudaEvent_t done[2] = {nullptr, nullptr};
+  static constexpr int slots = 3;
+  buffer pinned[slots], device[slots];
+  cudaEvent_t done[slots] = {};
   int device_id = -1;
 
   static staging& get(std::size_t bytes) {
@@ -129,13 +131,13 @@ struct staging {
   staging() = default;
   void reset(std::size_t b, int dev) {
     staging fresh;  // allocate first: on failure the old buffers stay as they were
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < slots; ++i) {
       fresh.pinned[i] = buffer(b, memory_space::pinned);
       fresh.device[i] = buffer(b, memory_space::device);
     }
     for (auto& e : fresh.done) cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
     release_events();
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < slots; ++i) {
       pinned[i].swap(fresh.pinned[i]);
       device[i].swap(fresh.device[i]);
       std::swap(done[i], fresh.done[i]);
@@ -165,10 +167,10 @@ void host_aos_to_soa(const T* host, index_t n, const soa_view<T>& dst, stream_t 
   constexpr index_t c = chunk_records<sizeof(T)>();
   staging& st = staging::get(std::size_t(std::min(n, c)) * sizeof(T));
   for (index_t first = 0, k = 0; first < n; first += c, ++k) {
-    const int b = int(k % 2);
+    const int b = int(k % staging::slots);
     const index_t count = std::min(c, n - first);
     const std::size_t bytes = std::size_t(count) * sizeof(T);
-    if (k >= 2) cuda_check(cudaEventSynchronize(st.done[b]), "cudaEventSynchronize (staging)");
+    if (k >= staging::slots) cuda_check(cudaEventSynchronize(st.done[b]), "cudaEventSynchronize (staging)");
     parallel_memcpy(st.pinned[b].data(), host + first, bytes);
     cuda_check(cudaMemcpyAsync(st.device[b].data(), st.pinned[b].data(), bytes, cudaMemcpyHostToDevice, stream),
                "cudaMemcpyAsync (host to device staging)");
@@ -193,13 +195,13 @@ void soa_to_host_aos(const soa_view<const T>& src, T* host, stream_t stream) {
   staging& st = staging::get(std::size_t(std::min(n, c)) * sizeof(T));
   index_t pending = -1;  // first record of the chunk whose bytes wait in pinned memory
   auto drain = [&](index_t first) {
-    const int b = int((first / c) % 2);
+    const int b = int((first / c) % staging::slots);
     const std::size_t bytes = std::size_t(std::min(c, n - first)) * sizeof(T);
     cuda_check(cudaEventSynchronize(st.done[b]), "cudaEventSynchronize (staging)");
     parallel_memcpy(host + first, st.pinned[b].data(), bytes);
   };
   for (index_t first = 0, k = 0; first < n; first += c, ++k) {
-    const int b = int(k % 2);
+    const int b = int(k % staging::slots);
     const index_t count = std::min(c, n - first);
     soa_to_aos_bytes<T, sizeof(T)>(src, first, st.device[b].data(), count, stream);
     cuda_check(cudaMemcpyAsync(st.pinned[b].data(), st.device[b].data(), std::size_t(count) * sizeof(T),

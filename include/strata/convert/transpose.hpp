@@ -113,7 +113,7 @@ __device__ inline void move_column(const std::byte* smem_const, std::byte* smem,
 /// AoS (records of Stride bytes; Stride = sizeof(T) or the padded size) -> SoA columns, from dst
 /// record `first` on. One block per tile.
 template <class T, std::size_t Stride>
-__global__ void __launch_bounds__(transpose_threads) aos_to_soa_kernel(const std::byte* src, index_t n, soa_view<T> dst,
+__global__ void __launch_bounds__(transpose_threads, 4) aos_to_soa_kernel(const std::byte* src, index_t n, soa_view<T> dst,
                                                                        index_t first) {
   constexpr index_t r = tile_records<Stride>;
   __shared__ __align__(16) std::byte tile[r * Stride + 32];
@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(transpose_threads) aos_to_soa_kernel(const std
 }
 
 template <class T, std::size_t Stride>
-__global__ void __launch_bounds__(transpose_threads) soa_to_aos_kernel(soa_view<const T> src, index_t first, std::byte* dst,
+__global__ void __launch_bounds__(transpose_threads, 4) soa_to_aos_kernel(soa_view<const T> src, index_t first, std::byte* dst,
                                                                        index_t n) {
   constexpr index_t r = tile_records<Stride>;
   __shared__ __align__(16) std::byte tile[r * Stride + 32];
