@@ -95,7 +95,7 @@ def table(res):
              "| workload | shape | variant | ms | GB/s | x memcpy | x peer (peer) |",
              "| --- | --- | --- | ---: | ---: | ---: | --- |"]
     for r in res["results"]:
-        shape = f"{r['rows']}x{r['hidden']} {r.get('dtype', '')}" if "rows" in r else str(r["n"])
+        shape = (f"{r['rows']}x{r['hidden']}" if "rows" in r else str(r["n"])) + (f" {r['dtype']}" if r.get("dtype") else "")
         peer = f"{r['ratio_peer']} ({r['peer']})" if "peer" in r else ""
         lines.append(f"| {r['workload']} | {shape} | {r['variant']} | {r['ms']} | {r['gbps']} | "
                      f"{r['ratio_memcpy']} | {peer} |")
