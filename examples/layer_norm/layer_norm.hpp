@@ -1,7 +1,7 @@
 // Layer normalization over the rows of a matrix, built on strata's row primitive: each row read
-// once into registers, mean and variance by one warp or block reduction of per-thread (count,
-// mean, M2) merged pairwise (stable), y = (x - mean) / sqrt(var + eps) * gamma + beta. fp32, bf16
-// and fp16 storage with fp32 arithmetic.
+// once into registers, mean and variance (two passes over the registers, so it is stable) by a
+// warp or block reduction, y = (x - mean) / sqrt(var + eps) * gamma + beta. fp32, bf16 and fp16
+// storage with fp32 arithmetic.
 #pragma once
 
 #include <strata/algorithm/launch.hpp>
@@ -18,68 +18,36 @@ using strata::matrix_view;
 
 namespace detail {
 #if defined(STRATA_BACKEND_CUDA)
-// Each thread holds its vectors of the row as raw 16-byte words (8 bf16 values in 4 registers) and
-// converts them to float in each pass; gamma and beta are loaded once per group, before the first
-// row, so their latency overlaps the row's. One merged (count, mean, M2) reduction per row.
 template <class Group, int VPT, class T>
-__global__ void __launch_bounds__(Group::threads, 1024 / Group::threads)
-    layer_norm_kernel(matrix_view<const T> x, matrix_view<const T> gamma, matrix_view<const T> beta, matrix_view<T> y,
-                      float eps) {
+__global__ void __launch_bounds__(Group::threads) layer_norm_kernel(matrix_view<const T> x, matrix_view<const T> gamma,
+                                                                    matrix_view<const T> beta, matrix_view<T> y, float eps) {
   __shared__ typename Group::storage s;
-  constexpr int L = strata::rows::lanes<T>;
+  using frag = strata::rows::fragment<T, VPT>;
   const int first = Group::rank(), step = Group::size();
-  const index_t cols = x.cols;
-  auto valid = [&](int k) { return (index_t(first) + index_t(k) * step) * L < cols; };
-  auto offset = [&](int k) { return (index_t(first) + index_t(k) * step) * L; };
-  auto unpack = [](const strata::vec::word16& w, float (&f)[L]) {
-    T e[L];
-    std::memcpy(static_cast<void*>(e), &w, sizeof e);
-    STRATA_UNROLL
-    for (int i = 0; i < L; ++i) f[i] = strata::to_float(e[i]);
-  };
-  strata::vec::word16 gw[VPT], bw[VPT];
-  STRATA_UNROLL
-  for (int k = 0; k < VPT; ++k)
-    if (valid(k)) gw[k] = strata::vec::load<16>(gamma.data + offset(k)), bw[k] = strata::vec::load<16>(beta.data + offset(k));
+  const float inv_n = 1.0f / float(x.cols);
   for (index_t r = Group::first_row(); r < x.rows; r += Group::row_stride()) {
-    strata::vec::word16 xw[VPT];
+    frag f;
+    f.load(x.row(r), x.cols, first, step);
+    const float mean = Group::sum(s, f.sum()) * inv_n;
+    float dev = 0;
     STRATA_UNROLL
     for (int k = 0; k < VPT; ++k)
-      if (valid(k)) xw[k] = strata::vec::load<16>(x.row(r) + offset(k));
-    // This thread's part: count, mean, then deviations from that mean (two passes in registers).
-    float n = 0, sum = 0;
+      STRATA_UNROLL
+      for (int i = 0; i < frag::width; ++i)
+        if (frag::in_row(x.cols, first, step, k, i)) dev += (f.v[k][i] - mean) * (f.v[k][i] - mean);
+    const float rstd = rsqrtf(Group::sum(s, dev) * inv_n + eps);
+    // One output vector at a time, with its gamma and beta (from L1/L2: every row reads the same
+    // ones), so only the row fragment stays live in registers.
     STRATA_UNROLL
     for (int k = 0; k < VPT; ++k) {
-      if (!valid(k)) continue;
-      float v[L];
-      unpack(xw[k], v);
+      const index_t j = index_t(first) + index_t(k) * step;
+      if (j * frag::width >= x.cols) continue;
+      float g[frag::width], b[frag::width];
+      frag::load_vector(gamma.data, x.cols, j, g);
+      frag::load_vector(beta.data, x.cols, j, b);
       STRATA_UNROLL
-      for (int i = 0; i < L; ++i)
-        if (offset(k) + i < cols) n += 1, sum += v[i];
-    }
-    const float local_mean = n > 0 ? sum / n : 0.0f;
-    float m2 = 0;
-    STRATA_UNROLL
-    for (int k = 0; k < VPT; ++k) {
-      if (!valid(k)) continue;
-      float v[L];
-      unpack(xw[k], v);
-      STRATA_UNROLL
-      for (int i = 0; i < L; ++i)
-        if (offset(k) + i < cols) m2 += (v[i] - local_mean) * (v[i] - local_mean);
-    }
-    const strata::rows::row_stats row = Group::merge(s, {n, local_mean, m2});
-    const float mean = row.mean, rstd = rsqrtf(row.m2 / float(cols) + eps);
-    STRATA_UNROLL
-    for (int k = 0; k < VPT; ++k) {
-      if (!valid(k)) continue;
-      float v[L], g[L], b[L];
-      unpack(xw[k], v);
-      unpack(gw[k], g);
-      unpack(bw[k], b);
-      STRATA_UNROLL
-      for (int i = 0; i < L; ++i) v[i] = (v[i] - mean) * rstd * g[i] + b[i];
-      strata::rows::fragment<T, 1>::store_vector(y.row(r), cols, offset(k) / L, v);
+      for (int i = 0; i < frag::width; ++i) f.v[k][i] = (f.v[k][i] - mean) * rstd * g[i] + b[i];
+      frag::store_vector(y.row(r), y.cols, j, f.v[k]);
     }
   }
 }

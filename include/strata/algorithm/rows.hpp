@@ -86,20 +86,6 @@ struct fragment {
   }
 };
 
-/// Count, mean and sum of squared deviations of part of a row: merged pairwise (Chan et al.), so one
-/// reduction gives mean and variance without the cancellation of sum-of-squares.
-struct row_stats {
-  float count, mean, m2;
-};
-struct merge_row_stats {
-  STRATA_HD row_stats operator()(const row_stats& a, const row_stats& b) const {
-    if (a.count == 0) return b;
-    if (b.count == 0) return a;
-    const float n = a.count + b.count, d = b.mean - a.mean, w = b.count / n;
-    return {n, a.mean + d * w, a.m2 + b.m2 + d * d * a.count * w};
-  }
-};
-
 #if defined(STRATA_BACKEND_CUDA)
 /// One row per block of Threads threads; sum() is a block-wide reduction every thread receives.
 template <int Threads>
@@ -108,8 +94,6 @@ struct block_group {
   struct storage {
     typename reduce::TempStorage temp;
     float result;
-    alignas(16) typename cub::BlockReduce<row_stats, Threads>::TempStorage stats_temp;
-    row_stats stats_result;
   };
   static constexpr int threads = Threads;
   __device__ static int rank() { return int(threadIdx.x); }
@@ -125,18 +109,6 @@ struct block_group {
     __syncthreads();  // temp and result are reused by the next reduction
     return t;
   }
-  /// Row statistics merged across the block; every thread receives the result.
-  __device__ static row_stats merge(storage& s, row_stats x) {
-    using stats_reduce = cub::BlockReduce<row_stats, Threads>;
-    static_assert(sizeof(typename stats_reduce::TempStorage) <= sizeof(s.stats_temp));
-    auto& temp = *reinterpret_cast<typename stats_reduce::TempStorage*>(&s.stats_temp);
-    row_stats t = stats_reduce(temp).Reduce(x, merge_row_stats{});
-    if (threadIdx.x == 0) s.stats_result = t;
-    __syncthreads();
-    t = s.stats_result;
-    __syncthreads();
-    return t;
-  }
 };
 
 /// One row per warp, Warps warps per block; sum() is a warp-wide reduction every lane receives.
@@ -145,7 +117,6 @@ struct warp_group {
   using reduce = cub::WarpReduce<float>;
   struct storage {
     typename reduce::TempStorage temp[Warps];
-    typename cub::WarpReduce<row_stats>::TempStorage stats_temp[Warps];
   };
   static constexpr int threads = 32 * Warps;
   __device__ static int rank() { return int(threadIdx.x % 32); }
@@ -157,10 +128,6 @@ struct warp_group {
     float t = reduce(s.temp[threadIdx.x / 32]).Sum(x);
     return __shfl_sync(0xffffffffu, t, 0);
   }
-  __device__ static row_stats merge(storage& s, row_stats x) {
-    row_stats t = cub::WarpReduce<row_stats>(s.stats_temp[threadIdx.x / 32]).Reduce(x, merge_row_stats{});
-    return {__shfl_sync(0xffffffffu, t.count, 0), __shfl_sync(0xffffffffu, t.mean, 0), __shfl_sync(0xffffffffu, t.m2, 0)};
-  }
 };
 
 /// Calls launch.template operator()<Group, VPT>() with the narrowest group and the fewest vectors
@@ -171,7 +138,7 @@ void dispatch_row_shape(index_t cols, Launch&& launch) {
   // Two vectors per thread where a block can: few registers per thread keep many rows in flight.
   if (v <= 32) return launch.template operator()<warp_group<4>, 1>();
   if (v <= 64) return launch.template operator()<warp_group<4>, 2>();
-  if (v <= 64 * 2) return launch.template operator()<block_group<64>, 2>();
+  if (v <= 128) return launch.template operator()<warp_group<4>, 4>();
   if (v <= 128 * 2) return launch.template operator()<block_group<128>, 2>();
   if (v <= 256 * 2) return launch.template operator()<block_group<256>, 2>();
   if (v <= 512 * 2) return launch.template operator()<block_group<512>, 2>();
