@@ -32,15 +32,23 @@ using word_t = std::conditional_t<
                                           std::conditional_t<Bytes == 2, std::uint16_t, std::uint8_t>>>>;
 
 /// One access of Bytes bytes to global (device) or host memory; p must be aligned to Bytes.
-/// On the device, 16- and 8-byte accesses use the ld/st.global vector intrinsics: a plain uint4
-/// assignment may be split into four 32-bit stores by the compiler (seen in the SASS check).
+/// On the device, 16-byte accesses are written as ld/st.global.v4 in PTX: a plain uint4 assignment
+/// may be split into four 32-bit stores by the compiler (seen in the SASS check), and the __ldca /
+/// __stwb intrinsics come out as LDG/STG.E.128.STRONG.SM (ordered accesses) in SASS.
 template <std::size_t Bytes>
 STRATA_HD inline word_t<Bytes> load(const void* p) {
   static_assert(layout::vector_size_ok(Bytes), "strata: vector accesses are 1, 2, 4, 8 or 16 bytes");
 #if defined(__CUDA_ARCH__)
-  if constexpr (Bytes == 16) return __ldca(static_cast<const uint4*>(p));
-  else if constexpr (Bytes == 8) return __ldca(static_cast<const uint2*>(p));
-  else return *static_cast<const word_t<Bytes>*>(p);
+  if constexpr (Bytes == 16) {
+    uint4 r;
+    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                 : "l"(p)
+                 : "memory");
+    return r;
+  } else {
+    return *static_cast<const word_t<Bytes>*>(p);
+  }
 #else
   word_t<Bytes> w;  // memcpy keeps host code free of aliasing assumptions
   std::memcpy(&w, p, Bytes);
@@ -51,8 +59,8 @@ STRATA_HD inline word_t<Bytes> load(const void* p) {
 template <std::size_t Bytes>
 STRATA_HD inline void store(void* p, const word_t<Bytes>& w) {
 #if defined(__CUDA_ARCH__)
-  if constexpr (Bytes == 16) __stwb(static_cast<uint4*>(p), w);
-  else if constexpr (Bytes == 8) __stwb(static_cast<uint2*>(p), w);
+  if constexpr (Bytes == 16)
+    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w) : "memory");
   else *static_cast<word_t<Bytes>*>(p) = w;
 #else
   std::memcpy(p, &w, Bytes);
