@@ -4,7 +4,7 @@
 // storage with fp32 arithmetic.
 #pragma once
 
-#include <strata/algorithm/launch.hpp>
+#include <strata/memory/device.hpp>
 #include <strata/algorithm/rows.hpp>
 #include <strata/container/matrix.hpp>
 

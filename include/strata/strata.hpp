@@ -7,6 +7,7 @@
 #include <strata/layout/numeric.hpp>
 #include <strata/layout/vector_access.hpp>
 #include <strata/memory/error.hpp>
+#include <strata/memory/device.hpp>
 #include <strata/memory/resource.hpp>
 #include <strata/memory/soa_layout.hpp>
 #include <strata/container/soa_view.hpp>

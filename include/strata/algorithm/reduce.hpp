@@ -4,7 +4,7 @@
 // with cub::BlockReduce, the last block to finish folds the block partials in a fixed order.
 #pragma once
 
-#include <strata/algorithm/launch.hpp>
+#include <strata/memory/device.hpp>
 #include <strata/algorithm/transform.hpp>
 #include <strata/config.hpp>
 #include <strata/layout/vector_access.hpp>

@@ -4,7 +4,7 @@
 // the tests) can see a fallback instead of guessing.
 #pragma once
 
-#include <strata/algorithm/launch.hpp>
+#include <strata/memory/device.hpp>
 #include <strata/config.hpp>
 #include <strata/container/soa_view.hpp>
 #include <strata/iterator/packet.hpp>

@@ -10,6 +10,7 @@
 
 #include <strata/container/soa_view.hpp>
 #include <strata/layout/vector_access.hpp>
+#include <strata/memory/device.hpp>
 #include <strata/memory/error.hpp>
 #include <strata/memory/resource.hpp>
 
@@ -187,13 +188,7 @@ void check_aos_pointer(const char* op, const void* p, index_t n, std::size_t ali
 
 #if defined(STRATA_BACKEND_CUDA)
 inline int transpose_grid(index_t tiles) {
-  static const int sms = [] {
-    int dev = 0, n = 0;
-    cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
-    cuda_check(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute");
-    return n;
-  }();
-  return int(std::max<index_t>(1, std::min<index_t>(tiles, index_t(sms) * 8)));
+  return int(std::max<index_t>(1, std::min<index_t>(tiles, index_t(current_device_shape().sms) * 8)));
 }
 #endif
 
@@ -205,7 +200,7 @@ void aos_bytes_to_soa(const std::byte* src, index_t n, const soa_view<T>& dst, i
 #if defined(STRATA_BACKEND_CUDA)
   constexpr index_t r = tile_records<Stride>;
   aos_to_soa_kernel<T, Stride><<<transpose_grid((n + r - 1) / r), transpose_threads, 0, stream>>>(src, n, dst, first);
-  cuda_check(cudaGetLastError(), "aos_to_soa kernel launch");
+  check_launch("aos_to_soa kernel launch");
 #else
   (void)stream;
   STRATA_PARALLEL_FOR_IF(n > (1 << 14))
@@ -224,7 +219,7 @@ void soa_to_aos_bytes(const soa_view<const T>& src, index_t first, std::byte* ds
 #if defined(STRATA_BACKEND_CUDA)
   constexpr index_t r = tile_records<Stride>;
   soa_to_aos_kernel<T, Stride><<<transpose_grid((n + r - 1) / r), transpose_threads, 0, stream>>>(src, first, dst, n);
-  cuda_check(cudaGetLastError(), "soa_to_aos kernel launch");
+  check_launch("soa_to_aos kernel launch");
 #else
   (void)stream;
   STRATA_PARALLEL_FOR_IF(n > (1 << 14))

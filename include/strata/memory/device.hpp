@@ -1,4 +1,4 @@
-// Launch helpers for strata's own kernels: a grid that fills the device once, and error checks.
+// Device queries and launch checks shared by strata's kernels (conversion, reductions, rows).
 #pragma once
 
 #include <strata/config.hpp>
@@ -25,12 +25,6 @@ inline const device_shape& current_device_shape() {
     cached_device = dev;
   }
   return shape;
-}
-/// Blocks for a grid-stride loop over `work` items: at most one full wave of resident blocks.
-inline int grid_for(index_t work, int threads) {
-  const auto& s = current_device_shape();
-  index_t wave = index_t(s.sms) * (s.max_threads_per_sm / threads);
-  return int(std::max<index_t>(1, std::min<index_t>((work + threads - 1) / threads, wave)));
 }
 inline void check_launch(const char* what) { cuda_check(cudaGetLastError(), what); }
 #endif
