@@ -35,11 +35,6 @@ auto as_const_view(const V& v) {
   if constexpr (requires { v.const_view(); }) return v.const_view();
   else return v;
 }
-// Packets over a view or a projection (both expose size() and vector_ready()).
-template <class V>
-auto packets_of(const V& v) {
-  return packets(v);
-}
 
 /// Hands f the record, not the proxy Thrust passes, so generic (templated) functors see the record.
 template <class F>
@@ -96,8 +91,8 @@ path transform(const In& in_arg, Out&& out_arg, F f, stream_t stream = {}) {
   const auto policy = thrust::cuda::par_nosync.on(stream);
   if constexpr (vectorizable) {
     if (vector) {
-      auto pin = detail::packets_of(in);
-      auto pout = detail::packets_of(out);
+      auto pin = packets(in);
+      auto pout = packets(out);
       thrust::transform(policy, packets_begin(pin), packets_end(pin), packets_begin(pout), per_record_fn<F>{f});
       detail::check_launch("strata::transform (packets)");
       return path::vectorized;
@@ -127,7 +122,7 @@ path for_each(V&& v_arg, F f, stream_t stream = {}) {
   const auto policy = thrust::cuda::par_nosync.on(stream);
   if constexpr (vectorizable) {
     if (vector) {
-      auto pv = detail::packets_of(v);
+      auto pv = packets(v);
       thrust::for_each(policy, packets_begin(pv), packets_end(pv), detail::per_record_update<F>{f});
       detail::check_launch("strata::for_each (packets)");
       return path::vectorized;
