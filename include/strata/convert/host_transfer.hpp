@@ -152,7 +152,7 @@ struct staging {
 
 template <std::size_t Stride>
 constexpr index_t chunk_records() {
-  constexpr index_t tile = tile_records<Stride>;
+  constexpr index_t tile = warp_tile<Stride>::records;
   return std::max<index_t>(tile, index_t(staging::chunk_bytes / Stride) / tile * tile);
 }
 #endif

@@ -1,9 +1,9 @@
 // AoS <-> SoA transposition of one run of records, and the argument checks its callers share.
-// On the device: a tile of records moves between the AoS bytes and shared memory with coalesced
-// 16-byte accesses, and between shared memory and each column with 16-byte stores or loads. AoS
-// pointers need only the record's natural alignment: 16-byte chunks that reach past the array's
-// ends move byte by byte, as do chunks a tile shares with its neighbour on the output side (so no
-// block writes another block's bytes).
+// On the device: each warp moves tiles of records between the AoS bytes and its own slice of shared
+// memory with coalesced 16-byte accesses, and between shared memory and each column with 16-byte
+// stores or loads. AoS pointers need only the record's natural alignment: 16-byte chunks that
+// reach past the array's ends move byte by byte, as do chunks a tile shares with its neighbour on
+// the output side (so no warp writes another warp's bytes).
 #pragma once
 
 #include <strata/config.hpp>
@@ -24,143 +24,211 @@
 namespace strata::detail {
 
 #if defined(STRATA_BACKEND_CUDA)
-inline constexpr int transpose_threads = 256;
+/// Every warp transposes its own tiles: a tile's AoS bytes go through a slice of shared memory that
+/// only that warp touches, so warps never wait for each other (__syncwarp, no __syncthreads), and
+/// each warp issues the global loads of its next tile before it writes out the current one.
+template <std::size_t Stride, index_t Records = 0, int MinBlocks = 1>
+struct warp_tile {
+  static constexpr std::size_t stride = Stride;
+  /// Records per tile: a multiple of 128 (one 16-byte vector of a 4-byte column per lane) near
+  /// 4 KiB of records; fewer for records over 32 bytes (at most 8 KiB). Always a multiple of 16, so
+  /// every column's part of a tile starts on a 16-byte boundary.
+  static constexpr index_t records =
+      Records ? Records
+              : Stride <= 32 ? index_t(4096 / Stride) / 128 * 128 : std::clamp<index_t>(index_t(8192 / Stride) / 16 * 16, 16, 128);
+  static constexpr int min_blocks = MinBlocks;
+  /// 16-byte chunks a tile can touch: one more than its bytes need when the AoS side is not
+  /// 16-byte aligned.
+  static constexpr std::size_t chunks = (std::size_t(records) * Stride + 15) / 16 + 1;
+  static constexpr int chunks_per_lane = int((chunks + 31) / 32);
+  static constexpr int warps = std::clamp<int>(int(40960 / (chunks * 16)), 1, 8);
+  static constexpr int threads = 32 * warps;
+};
 
-/// Records per tile: about 24 KiB of AoS bytes, a multiple of 16 so every column's part of a tile
-/// starts on a 16-byte boundary.
-template <std::size_t Stride>
-inline constexpr index_t tile_records = index_t(align_up(std::max<std::size_t>(16, 24576 / Stride), 16));
-
-/// Records of column I per group of whole 16-byte vectors (4 for fp32, 4 for a 12-byte float3).
-template <class T, std::size_t I>
-inline constexpr std::size_t unit_records = 16 / std::gcd(sizeof(reflect::field_type_t<T, I>), std::size_t(16));
-
-// Moves AoS bytes [gbegin, gend) of the array [abegin, aend) to or from shared memory `tile`
-// (which holds the bytes from align_down(gbegin, 16)); ToShared selects the direction. Loads are
-// issued in batches of four per thread so several 16-byte requests are in flight at once.
-template <bool ToShared>
-__device__ inline void move_aos_bytes(std::byte* tile, std::byte* gptr_base, std::uintptr_t gbegin, std::uintptr_t gend,
-                                      std::uintptr_t abegin, std::uintptr_t aend) {
-  constexpr int batch = 4;
-  const std::uintptr_t w0 = gbegin & ~std::uintptr_t(15);
-  const std::uintptr_t chunks = (gend - w0 + 15) / 16;
-  for (std::uintptr_t c0 = threadIdx.x; c0 < chunks; c0 += batch * blockDim.x) {
-    vec::word16 w[batch];
-    bool whole[batch];
-    STRATA_UNROLL
-    for (int j = 0; j < batch; ++j) {
-      const std::uintptr_t c = c0 + j * blockDim.x, a = w0 + c * 16;
-      // Whole chunk: inside the array when reading; inside this tile when writing.
-      whole[j] = c < chunks && (ToShared ? (a >= abegin && a + 16 <= aend) : (a >= gbegin && a + 16 <= gend));
-      if (whole[j]) w[j] = ToShared ? vec::load<16>(gptr_base + (a - abegin)) : vec::load_local(tile + c * 16);
-    }
-    STRATA_UNROLL
-    for (int j = 0; j < batch; ++j) {
-      const std::uintptr_t c = c0 + j * blockDim.x, a = w0 + c * 16;
-      if (c >= chunks) break;
-      std::byte* sh = tile + c * 16;
-      std::byte* g = gptr_base + (a - abegin);
-      if (whole[j]) {
-        if constexpr (ToShared) vec::store_local(sh, w[j]);
-        else vec::store<16>(g, w[j]);
-      } else {
-        const std::uintptr_t lo = a < gbegin ? gbegin : a, hi = a + 16 > gend ? gend : a + 16;
-        for (std::uintptr_t b = lo; b < hi; ++b) {
-          if constexpr (ToShared) sh[b - a] = g[b - a];
-          else g[b - a] = sh[b - a];
-        }
-      }
-    }
-  }
+/// Column I of a tile of R records moves in units of whole 16-byte vectors: u records, v vectors.
+template <class T, std::size_t I, index_t R>
+struct column_unit {
+  using field = reflect::field_type_t<T, I>;
+  static constexpr std::size_t u = 16 / std::gcd(sizeof(field), std::size_t(16));
+  static constexpr std::size_t v = u * sizeof(field) / 16;
+  static constexpr int per_lane = int((std::size_t(R) / u + 31) / 32);
+  static constexpr std::size_t words = std::size_t(per_lane) * v;  // registers (x4) per lane
+};
+template <class T, index_t R, std::size_t I>
+constexpr std::size_t column_word_offset() {
+  std::size_t off = 0;
+  [&]<std::size_t... J>(std::index_sequence<J...>) { ((off += J < I ? column_unit<T, J, R>::words : 0), ...); }(
+      std::make_index_sequence<reflect::field_count<T>>{});
+  return off;
 }
+template <class T, index_t R>
+inline constexpr std::size_t column_words = column_word_offset<T, R, reflect::field_count<T>>();
 
-// Column I of records [0, count) of a tile <-> 16-byte vectors of the column starting at record first.
-template <bool ToColumns, class T, std::size_t I, std::size_t Stride, class View>
-__device__ inline void move_column(const std::byte* smem_const, std::byte* smem, const View& soa, index_t first,
-                                   index_t count, index_t capacity) {
-  using F = reflect::field_type_t<T, I>;
-  constexpr std::size_t s = sizeof(F), u = unit_records<T, I>, v = u * s / 16;
-  constexpr std::size_t offset = reflect::field_offset<T, I>();
-  const index_t units = (count + index_t(u) - 1) / index_t(u);
-  for (index_t k = threadIdx.x; k < units; k += blockDim.x) {
-    const index_t r0 = k * index_t(u);
-    if (first + r0 + index_t(u) > capacity) break;  // never reached for containers (capacity is whole units)
-    auto* col = reinterpret_cast<std::conditional_t<ToColumns, std::byte*, const std::byte*>>(
-                    soa.template column_data<I>() + first + r0);
-    // Field values are read and written in shared memory as F (aligned: Stride and the field's
-    // offset are multiples of alignof(F)), then regrouped into 16-byte words in registers.
-    vec::word16 words[v];
-    F lanes[u];
-    if constexpr (ToColumns) {
-      STRATA_UNROLL
-      for (std::size_t j = 0; j < u; ++j) {
-        if (r0 + index_t(j) < count) lanes[j] = *reinterpret_cast<const F*>(smem_const + (r0 + j) * Stride + offset);
-        else std::memset(static_cast<void*>(&lanes[j]), 0, s);  // padding lanes past the last record stay zero
-      }
-      std::memcpy(words, lanes, sizeof lanes);
-      STRATA_UNROLL
-      for (std::size_t j = 0; j < v; ++j) vec::store<16>(const_cast<std::byte*>(col) + j * 16, words[j]);
-    } else {
-      STRATA_UNROLL
-      for (std::size_t j = 0; j < v; ++j) words[j] = vec::load<16>(col + j * 16);
-      std::memcpy(static_cast<void*>(lanes), words, sizeof lanes);
-      STRATA_UNROLL
-      for (std::size_t j = 0; j < u; ++j)
-        if (r0 + index_t(j) < count) *reinterpret_cast<F*>(smem + (r0 + j) * Stride + offset) = lanes[j];
-    }
+/// Where a warp's tile lies: records [t * R, t * R + count), AoS bytes [gbegin, gend), and the
+/// 16-byte chunks from w0 that cover them (chunk c holds bytes w0 + 16c .. w0 + 16c + 15).
+struct tile_span {
+  index_t count;
+  std::uintptr_t gbegin, gend, w0;
+  std::size_t chunks;
+  template <std::size_t Stride, index_t R>
+  __device__ static tile_span of(std::uintptr_t abegin, index_t n, index_t t) {
+    tile_span s;
+    s.count = n - t * R < R ? n - t * R : R;
+    s.gbegin = abegin + std::uintptr_t(t * R) * Stride;
+    s.gend = s.gbegin + std::uintptr_t(s.count) * Stride;
+    s.w0 = s.gbegin & ~std::uintptr_t(15);
+    s.chunks = (s.gend - s.w0 + 15) / 16;
+    return s;
   }
-}
+};
 
 /// AoS (records of Stride bytes; Stride = sizeof(T) or the padded size) -> SoA columns, from dst
-/// record `first` on. One block per tile.
-template <class T, std::size_t Stride>
-__global__ void __launch_bounds__(transpose_threads) aos_to_soa_kernel(const std::byte* src, index_t n, soa_view<T> dst,
-                                                                       index_t first) {
-  constexpr index_t r = tile_records<Stride>;
-  __shared__ __align__(16) std::byte tile[r * Stride + 32];
+/// record `first` on.
+template <class T, class Tile>
+__global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
+    aos_to_soa_kernel(const std::byte* src, index_t n, soa_view<T> dst, index_t first) {
+  using tile = Tile;
+  constexpr std::size_t Stride = Tile::stride;
+  constexpr index_t R = tile::records;
+  constexpr int C = tile::chunks_per_lane;
+  __shared__ __align__(16) std::byte smem[tile::warps][tile::chunks * 16];
+  const int lane = int(threadIdx.x % 32);
+  std::byte* sm = smem[threadIdx.x / 32];
   const std::uintptr_t abegin = reinterpret_cast<std::uintptr_t>(src), aend = abegin + std::uintptr_t(n) * Stride;
-  for (index_t t = blockIdx.x; t * r < n; t += gridDim.x) {
-    const index_t count = n - t * r < r ? n - t * r : r;
-    const std::uintptr_t gbegin = abegin + std::uintptr_t(t * r) * Stride, gend = gbegin + std::uintptr_t(count) * Stride;
-    const std::uintptr_t w0 = gbegin & ~std::uintptr_t(15);
-    move_aos_bytes<true>(tile, const_cast<std::byte*>(src), gbegin, gend, abegin, aend);
-    __syncthreads();
-    const std::byte* rec = tile + (gbegin - w0);
+  const index_t tiles = (n + R - 1) / R, step = index_t(gridDim.x) * tile::warps;
+  // A chunk is loaded whole when it lies inside the array; the array's first and last chunks
+  // (reaching past its ends) move byte by byte.
+  auto whole = [&](std::uintptr_t a) { return a >= abegin && a + 16 <= aend; };
+  vec::word16 w[C];
+  auto issue = [&](index_t t) {
+    const tile_span s = tile_span::of<Stride, R>(abegin, n, t);
+    STRATA_UNROLL
+    for (int j = 0; j < C; ++j) {
+      const std::size_t c = std::size_t(lane + 32 * j);
+      const std::uintptr_t a = s.w0 + c * 16;
+      if (c < s.chunks && whole(a)) w[j] = vec::load<16>(src + (a - abegin));
+    }
+  };
+  index_t t = index_t(blockIdx.x) * tile::warps + index_t(threadIdx.x / 32);
+  if (t < tiles) issue(t);
+  for (; t < tiles; t += step) {
+    const tile_span s = tile_span::of<Stride, R>(abegin, n, t);
+    STRATA_UNROLL
+    for (int j = 0; j < C; ++j) {
+      const std::size_t c = std::size_t(lane + 32 * j);
+      const std::uintptr_t a = s.w0 + c * 16;
+      if (c >= s.chunks) break;
+      if (whole(a)) {
+        vec::store_local(sm + c * 16, w[j]);
+      } else {
+        const std::uintptr_t lo = std::max(a, s.gbegin), hi = std::min(a + 16, s.gend);
+        for (std::uintptr_t b = lo; b < hi; ++b) sm[c * 16 + (b - a)] = src[b - abegin];
+      }
+    }
+    __syncwarp();
+    if (t + step < tiles) issue(t + step);  // in flight while this tile is written out
+    const std::byte* rec = sm + (s.gbegin - s.w0);
     reflect::for_each_field<T>([&](auto f) {
-      move_column<true, T, decltype(f)::value, Stride>(rec, nullptr, dst, first + t * r, count, dst.capacity());
+      constexpr std::size_t I = decltype(f)::value;
+      using cu = column_unit<T, I, R>;
+      using F = typename cu::field;
+      constexpr std::size_t off = reflect::field_offset<T, I>();
+      STRATA_UNROLL
+      for (int q = 0; q < cu::per_lane; ++q) {
+        const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
+        const index_t row = first + t * R + r0;
+        if (r0 >= s.count || row + index_t(cu::u) > dst.capacity()) break;  // capacity: whole units in containers
+        F lanes[cu::u];
+        STRATA_UNROLL
+        for (std::size_t j = 0; j < cu::u; ++j) {
+          if (r0 + index_t(j) < s.count) lanes[j] = *reinterpret_cast<const F*>(rec + (r0 + j) * Stride + off);
+          else std::memset(static_cast<void*>(&lanes[j]), 0, sizeof(F));  // padding lanes past the last record stay zero
+        }
+        vec::word16 words[cu::v];
+        std::memcpy(words, lanes, sizeof lanes);
+        auto* col = reinterpret_cast<std::byte*>(dst.template column_data<I>() + row);
+        STRATA_UNROLL
+        for (std::size_t j = 0; j < cu::v; ++j) vec::store<16>(col + j * 16, words[j]);
+      }
     });
-    __syncthreads();
+    __syncwarp();
   }
 }
 
-// Four blocks per SM (at most 64 registers): measured 0.76 of a device copy on the H200 against 0.62
-// at the compiler's 78 registers; the same bound slowed aos_to_soa_kernel (0.81 -> 0.76), so that
-// one keeps the compiler's choice.
-template <class T, std::size_t Stride>
-__global__ void __launch_bounds__(transpose_threads, 4) soa_to_aos_kernel(soa_view<const T> src, index_t first, std::byte* dst,
-                                                                       index_t n) {
-  constexpr index_t r = tile_records<Stride>;
-  __shared__ __align__(16) std::byte tile[r * Stride + 32];
-  const std::uintptr_t abegin = reinterpret_cast<std::uintptr_t>(dst), aend = abegin + std::uintptr_t(n) * Stride;
-  for (index_t t = blockIdx.x; t * r < n; t += gridDim.x) {
-    const index_t count = n - t * r < r ? n - t * r : r;
-    const std::uintptr_t gbegin = abegin + std::uintptr_t(t * r) * Stride, gend = gbegin + std::uintptr_t(count) * Stride;
-    const std::uintptr_t w0 = gbegin & ~std::uintptr_t(15);
-    std::byte* rec = tile + (gbegin - w0);
+/// SoA columns from src record `first` on -> AoS records of Stride bytes (padding bytes zero).
+template <class T, class Tile>
+__global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
+    soa_to_aos_kernel(soa_view<const T> src, index_t first, std::byte* dst, index_t n) {
+  using tile = Tile;
+  constexpr std::size_t Stride = Tile::stride;
+  constexpr index_t R = tile::records;
+  __shared__ __align__(16) std::byte smem[tile::warps][tile::chunks * 16];
+  const int lane = int(threadIdx.x % 32);
+  std::byte* sm = smem[threadIdx.x / 32];
+  const std::uintptr_t abegin = reinterpret_cast<std::uintptr_t>(dst);
+  const index_t tiles = (n + R - 1) / R, step = index_t(gridDim.x) * tile::warps;
+  // Every column's vectors of a tile, loaded into registers before any is used.
+  vec::word16 w[column_words<T, R>];
+  auto issue = [&](index_t t) {
+    const index_t count = n - t * R < R ? n - t * R : R;
+    reflect::for_each_field<T>([&](auto f) {
+      constexpr std::size_t I = decltype(f)::value;
+      using cu = column_unit<T, I, R>;
+      constexpr std::size_t base = column_word_offset<T, R, I>();
+      STRATA_UNROLL
+      for (int q = 0; q < cu::per_lane; ++q) {
+        const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
+        const index_t row = first + t * R + r0;
+        if (r0 >= count || row + index_t(cu::u) > src.capacity()) break;
+        auto* col = reinterpret_cast<const std::byte*>(src.template column_data<I>() + row);
+        STRATA_UNROLL
+        for (std::size_t j = 0; j < cu::v; ++j) w[base + q * cu::v + j] = vec::load<16>(col + j * 16);
+      }
+    });
+  };
+  index_t t = index_t(blockIdx.x) * tile::warps + index_t(threadIdx.x / 32);
+  if (t < tiles) issue(t);
+  for (; t < tiles; t += step) {
+    const tile_span s = tile_span::of<Stride, R>(abegin, n, t);
+    std::byte* rec = sm + (s.gbegin - s.w0);
     if constexpr (Stride > sizeof(T)) {  // padded records: zero the padding bytes of each record
-      for (index_t i = threadIdx.x; i < count; i += blockDim.x)
+      for (index_t i = lane; i < s.count; i += 32)
         for (std::size_t b = sizeof(T); b < Stride; ++b) rec[i * Stride + b] = std::byte{0};
     } else if constexpr (layout::record_descriptor<T>::packed_size < sizeof(T)) {
-      for (index_t i = threadIdx.x; i < count; i += blockDim.x)  // interior padding: defined bytes, not garbage
+      for (index_t i = lane; i < s.count; i += 32)  // interior padding: defined bytes, not garbage
         for (std::size_t b = 0; b < Stride; ++b) rec[i * Stride + b] = std::byte{0};
-      __syncthreads();
+      __syncwarp();
     }
     reflect::for_each_field<T>([&](auto f) {
-      move_column<false, T, decltype(f)::value, Stride>(nullptr, rec, src, first + t * r, count, src.capacity());
+      constexpr std::size_t I = decltype(f)::value;
+      using cu = column_unit<T, I, R>;
+      using F = typename cu::field;
+      constexpr std::size_t base = column_word_offset<T, R, I>(), off = reflect::field_offset<T, I>();
+      STRATA_UNROLL
+      for (int q = 0; q < cu::per_lane; ++q) {
+        const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
+        if (r0 >= s.count || first + t * R + r0 + index_t(cu::u) > src.capacity()) break;
+        F lanes[cu::u];
+        std::memcpy(static_cast<void*>(lanes), &w[base + q * cu::v], sizeof lanes);
+        STRATA_UNROLL
+        for (std::size_t j = 0; j < cu::u; ++j)
+          if (r0 + index_t(j) < s.count) *reinterpret_cast<F*>(rec + (r0 + j) * Stride + off) = lanes[j];
+      }
     });
-    __syncthreads();
-    move_aos_bytes<false>(tile, dst, gbegin, gend, abegin, aend);
-    __syncthreads();
+    __syncwarp();
+    if (t + step < tiles) issue(t + step);  // in flight while this tile is written out
+    // Whole chunks of this tile go out as 16-byte stores; a chunk shared with the neighbouring
+    // tile (or reaching past the array) is written byte by byte, only this tile's bytes.
+    for (std::size_t c = std::size_t(lane); c < s.chunks; c += 32) {
+      const std::uintptr_t a = s.w0 + c * 16;
+      if (a >= s.gbegin && a + 16 <= s.gend) {
+        vec::store<16>(dst + (a - abegin), vec::load_local(sm + c * 16));
+      } else {
+        const std::uintptr_t lo = std::max(a, s.gbegin), hi = std::min(a + 16, s.gend);
+        for (std::uintptr_t b = lo; b < hi; ++b) dst[b - abegin] = sm[c * 16 + (b - a)];
+      }
+    }
+    __syncwarp();
   }
 }
 
@@ -187,8 +255,15 @@ void check_aos_pointer(const char* op, const void* p, index_t n, std::size_t ali
 }
 
 #if defined(STRATA_BACKEND_CUDA)
-inline int transpose_grid(index_t tiles) {
-  return int(std::max<index_t>(1, std::min<index_t>(tiles, index_t(current_device_shape().sms) * 8)));
+/// Blocks for a warp-tiled transpose: one tile per warp, at most as many warps as the GPU holds
+/// (the warps then loop over the remaining tiles).
+template <class Tile>
+int transpose_grid(index_t n) {
+  using tile = Tile;
+  const index_t tiles = (n + tile::records - 1) / tile::records;
+  const auto& d = current_device_shape();
+  const index_t resident = index_t(d.sms) * std::max(1, d.max_threads_per_sm / tile::threads);
+  return int(std::max<index_t>(1, std::min<index_t>((tiles + tile::warps - 1) / tile::warps, resident)));
 }
 #endif
 
@@ -198,8 +273,8 @@ void aos_bytes_to_soa(const std::byte* src, index_t n, const soa_view<T>& dst, i
   check_stream(stream, "aos_to_soa");
   if (n == 0) return;
 #if defined(STRATA_BACKEND_CUDA)
-  constexpr index_t r = tile_records<Stride>;
-  aos_to_soa_kernel<T, Stride><<<transpose_grid((n + r - 1) / r), transpose_threads, 0, stream>>>(src, n, dst, first);
+  using tile = warp_tile<Stride>;
+  aos_to_soa_kernel<T, tile><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, n, dst, first);
   check_launch("aos_to_soa kernel launch");
 #else
   (void)stream;
@@ -217,8 +292,8 @@ void soa_to_aos_bytes(const soa_view<const T>& src, index_t first, std::byte* ds
   check_stream(stream, "soa_to_aos");
   if (n == 0) return;
 #if defined(STRATA_BACKEND_CUDA)
-  constexpr index_t r = tile_records<Stride>;
-  soa_to_aos_kernel<T, Stride><<<transpose_grid((n + r - 1) / r), transpose_threads, 0, stream>>>(src, first, dst, n);
+  using tile = warp_tile<Stride>;
+  soa_to_aos_kernel<T, tile><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, first, dst, n);
   check_launch("soa_to_aos kernel launch");
 #else
   (void)stream;
