@@ -1,6 +1,6 @@
 // Layer normalization over the rows of a matrix, built on strata's row primitive: each row read
-// once into registers, mean and variance (two passes over the registers, so it is stable) by a
-// warp or block reduction, y = (x - mean) / sqrt(var + eps) * gamma + beta. fp32, bf16 and fp16
+// once into registers (the next row's loads in flight meanwhile), mean and variance (two passes
+// over the registers, so it is stable) by a warp or block reduction, y = (x - mean) / sqrt(var + eps) * gamma + beta. fp32, bf16 and fp16
 // storage with fp32 arithmetic.
 #pragma once
 
@@ -18,38 +18,65 @@ using strata::matrix_view;
 
 namespace detail {
 #if defined(STRATA_BACKEND_CUDA)
+// Groups loop over rows: the loads of a group's next row are issued before the current row is
+// reduced, so each SM keeps a row per group in flight instead of waiting for every row's loads.
+// Rows are held packed (as loaded) and unpacked for each pass; gamma and beta come from L1/L2,
+// one vector ahead of the output vector that needs them.
 template <class Group, int VPT, class T>
 __global__ void __launch_bounds__(Group::threads) layer_norm_kernel(matrix_view<const T> x, matrix_view<const T> gamma,
                                                                     matrix_view<const T> beta, matrix_view<T> y, float eps) {
   __shared__ typename Group::storage s;
-  using frag = strata::rows::fragment<T, VPT>;
+  using packed = strata::rows::packed<T, VPT>;
+  constexpr int width = packed::width;
   const int first = Group::rank(), step = Group::size();
-  const float inv_n = 1.0f / float(x.cols);
-  for (index_t r = Group::first_row(); r < x.rows; r += Group::row_stride()) {
-    frag f;
-    f.load(x.row(r), x.cols, first, step);
-    const float mean = Group::sum(s, f.sum()) * inv_n;
-    float dev = 0;
-    STRATA_UNROLL
-    for (int k = 0; k < VPT; ++k)
-      STRATA_UNROLL
-      for (int i = 0; i < frag::width; ++i)
-        if (frag::in_row(x.cols, first, step, k, i)) dev += (f.v[k][i] - mean) * (f.v[k][i] - mean);
-    const float rstd = rsqrtf(Group::sum(s, dev) * inv_n + eps);
-    // One output vector at a time, with its gamma and beta (from L1/L2: every row reads the same
-    // ones), so only the row fragment stays live in registers.
+  const index_t cols = x.cols;
+  const float inv_n = 1.0f / float(cols);
+  packed cur, next;
+  index_t r = Group::first_row();
+  if (r < x.rows) next.load(x.row(r), cols, first, step);
+  for (; r < x.rows; r += Group::row_stride()) {
+    cur = next;
+    if (r + Group::row_stride() < x.rows) next.load(x.row(r + Group::row_stride()), cols, first, step);
+    const float mean = Group::sum(s, 0, cur.sum(cols, first, step)) * inv_n;
+    const float rstd = rsqrtf(Group::sum(s, 1, cur.sum_squares(cols, first, step, mean)) * inv_n + eps);
+    T* out = y.row(r);
+    strata::vec::word16 g = {}, b = {};
+    if (packed::valid(cols, first, step, 0) > 0) {
+      g = strata::vec::load<16>(gamma.data + index_t(first) * width);
+      b = strata::vec::load<16>(beta.data + index_t(first) * width);
+    }
     STRATA_UNROLL
     for (int k = 0; k < VPT; ++k) {
+      const int n = packed::valid(cols, first, step, k);
+      if (n == 0) break;  // vectors past the row's end (and all after them)
       const index_t j = index_t(first) + index_t(k) * step;
-      if (j * frag::width >= x.cols) continue;
-      float g[frag::width], b[frag::width];
-      frag::load_vector(gamma.data, x.cols, j, g);
-      frag::load_vector(beta.data, x.cols, j, b);
+      strata::vec::word16 gn = {}, bn = {};
+      if (k + 1 < VPT && packed::valid(cols, first, step, k + 1) > 0) {
+        gn = strata::vec::load<16>(gamma.data + (j + step) * width);
+        bn = strata::vec::load<16>(beta.data + (j + step) * width);
+      }
+      float v[width], gf[width], bf[width];
+      cur.floats(cols, first, step, k, v);
+      strata::rows::unpack_floats<T>(g, gf);
+      strata::rows::unpack_floats<T>(b, bf);
       STRATA_UNROLL
-      for (int i = 0; i < frag::width; ++i) f.v[k][i] = (f.v[k][i] - mean) * rstd * g[i] + b[i];
-      frag::store_vector(y.row(r), y.cols, j, f.v[k]);
+      for (int e = 0; e < width; ++e) v[e] = e < n ? (v[e] - mean) * rstd * gf[e] + bf[e] : 0.0f;  // pitch padding gets 0
+      strata::vec::store<16>(out + j * width, strata::rows::pack_floats<T>(v));
+      g = gn, b = bn;
     }
   }
+}
+
+/// Launches layer_norm_kernel<Group, VPT> with as many blocks as the GPU holds at once (fewer for
+/// small inputs); each block then loops over its rows.
+template <class Group, int VPT, class T>
+void launch_layer_norm(matrix_view<const T> x, matrix_view<const T> gamma, matrix_view<const T> beta, matrix_view<T> y,
+                       float eps, strata::stream_t stream) {
+  auto* kernel = &layer_norm_kernel<Group, VPT, T>;
+  const index_t wanted = (x.rows + Group::rows_per_block - 1) / Group::rows_per_block;
+  const index_t blocks = std::min<index_t>(wanted, strata::detail::resident_blocks(kernel, Group::threads));
+  kernel<<<unsigned(blocks), Group::threads, 0, stream>>>(x, gamma, beta, y, eps);
+  strata::detail::check_launch("layer_norm kernel");
 }
 #endif
 }  // namespace detail
@@ -67,9 +94,7 @@ void layer_norm(matrix_view<const T> x, matrix_view<const T> gamma, matrix_view<
   if (x.rows == 0 || x.cols == 0) return;
 #if defined(STRATA_BACKEND_CUDA)
   strata::rows::dispatch_row_shape<T>(x.cols, [&]<class Group, int VPT>() {
-    const index_t blocks = Group::blocks(x.rows);
-    detail::layer_norm_kernel<Group, VPT, T><<<unsigned(blocks), Group::threads, 0, stream>>>(x, gamma, beta, y, eps);
-    strata::detail::check_launch("layer_norm kernel");
+    detail::launch_layer_norm<Group, VPT, T>(x, gamma, beta, y, eps, stream);
   });
 #else
   (void)stream;

@@ -63,6 +63,15 @@ TEST(LayerNorm, Bf16AndFp16) {
   }
 }
 
+// More rows than the GPU holds groups at once: every group loops over rows, loading its next row
+// while it normalises the current one (warp groups, block groups, bf16 with a ragged row end).
+TEST(LayerNorm, GroupsLoopOverManyRows) {
+  STRATA_SEED_TRACE();
+  check_layer_norm<float>(40000, 64, 1e-5);
+  check_layer_norm<float>(3000, 1000, 1e-5);
+  check_layer_norm<strata::bfloat16>(2500, 4099, 1e-2);
+}
+
 TEST(LayerNorm, ShapeErrors) {
   strata::matrix<float> x(4, 8), y(4, 9), g(1, 8);
   EXPECT_THROW(strata_examples::layer_norm<float>(x.const_view(), g.const_view(), g.const_view(), y.view(), 1e-5f),
