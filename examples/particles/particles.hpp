@@ -100,7 +100,8 @@ double time_on_device(Work&& work) {
 /// Runs the steps on one layout. Ops supplies step(), energy() and sort() for it.
 template <class Ops>
 variant_result run_variant(const char* name, Ops& ops, const demo_options& o) {
-  variant_result r{name};
+  variant_result r;
+  r.name = name;
   const double e0 = ops.energy();
   double stepping = 0;
   for (int s = 1; s <= o.steps; ++s) {
