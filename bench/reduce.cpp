@@ -49,7 +49,7 @@ void strata_sum(benchmark::State& state) {
   });
 }
 
-void cub_sum(benchmark::State& state) {
+[[maybe_unused]] void cub_sum(benchmark::State& state) {  // registered on the CUDA backend only
 #if defined(STRATA_BACKEND_CUDA)
   std::size_t temp_bytes = 0;
   auto* out = reinterpret_cast<float*>(result.data());
