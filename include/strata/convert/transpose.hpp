@@ -15,6 +15,7 @@
 #include <strata/memory/resource.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <numeric>
@@ -27,9 +28,10 @@ namespace strata::detail {
 /// Every warp transposes its own tiles: a tile's AoS bytes go through a slice of shared memory that
 /// only that warp touches, so warps never wait for each other (__syncwarp, no __syncthreads), and
 /// each warp issues the global loads of its next tile before it writes out the current one.
-template <std::size_t Stride, index_t Records = 0, int MinBlocks = 1>
+template <std::size_t Stride, index_t Records = 0, int MinBlocks = 1, bool Rotate = true>
 struct warp_tile {
   static constexpr std::size_t stride = Stride;
+  static constexpr bool rotate = Rotate;
   /// Records per tile: a multiple of 128 (one 16-byte vector of a 4-byte column per lane) near
   /// 4 KiB of records; fewer for records over 32 bytes (at most 8 KiB). Always a multiple of 16, so
   /// every column's part of a tile starts on a 16-byte boundary.
@@ -54,6 +56,17 @@ struct column_unit {
   static constexpr int per_lane = int((std::size_t(R) / u + 31) / 32);
   static constexpr std::size_t words = std::size_t(per_lane) * v;  // registers (x4) per lane
 };
+/// Lane k handles records k*u .. k*u+u-1 of a column, so at a given step the lanes of a warp touch
+/// shared memory u*Stride bytes apart and lanes `period` apart hit the same bank. Where that
+/// repeats within a warp (period < 32), each group of `period` lanes starts at a different record
+/// of its unit, which spreads the accesses over more banks. 32: no rotation.
+constexpr int rotation_period(std::size_t u, std::size_t stride, bool rotate) {
+  if (!rotate || u > 4 || (u * stride) % 4 != 0) return 32;
+  return 32 / int(std::gcd(u * stride / 4, std::size_t(32)));
+}
+/// Which record of its unit lane `lane` handles at step j.
+__device__ inline int rotated(int j, int lane, int period, int u) { return period >= 32 ? j : (j + lane / period) & (u - 1); }
+
 template <class T, index_t R, std::size_t I>
 constexpr std::size_t column_word_offset() {
   std::size_t off = 0;
@@ -63,6 +76,17 @@ constexpr std::size_t column_word_offset() {
 }
 template <class T, index_t R>
 inline constexpr std::size_t column_words = column_word_offset<T, R, reflect::field_count<T>>();
+
+/// padding_byte<T, Stride>[b]: byte b of a Stride-byte record holds no field of T.
+template <class T, std::size_t Stride>
+inline constexpr auto padding_byte = [] {
+  std::array<bool, Stride> pad{};
+  for (auto& p : pad) p = true;
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    ((std::fill_n(pad.begin() + reflect::field_offset<T, I>(), sizeof(reflect::field_type_t<T, I>), false)), ...);
+  }(std::make_index_sequence<reflect::field_count<T>>{});
+  return pad;
+}();
 
 /// Where a warp's tile lies: records [t * R, t * R + count), AoS bytes [gbegin, gend), and the
 /// 16-byte chunks from w0 that cover them (chunk c holds bytes w0 + 16c .. w0 + 16c + 15).
@@ -138,11 +162,21 @@ __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
         const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
         const index_t row = first + t * R + r0;
         if (r0 >= s.count || row + index_t(cu::u) > dst.capacity()) break;  // capacity: whole units in containers
+        constexpr int period = rotation_period(cu::u, Stride, tile::rotate);
         F lanes[cu::u];
         STRATA_UNROLL
-        for (std::size_t j = 0; j < cu::u; ++j) {
-          if (r0 + index_t(j) < s.count) lanes[j] = *reinterpret_cast<const F*>(rec + (r0 + j) * Stride + off);
-          else std::memset(static_cast<void*>(&lanes[j]), 0, sizeof(F));  // padding lanes past the last record stay zero
+        for (int j = 0; j < int(cu::u); ++j) {
+          const int jj = rotated(j, lane, period, int(cu::u));
+          F value;
+          if (r0 + jj < s.count) value = *reinterpret_cast<const F*>(rec + (r0 + jj) * Stride + off);
+          else std::memset(static_cast<void*>(&value), 0, sizeof(F));  // padding lanes past the last record stay zero
+          if constexpr (period >= 32) {
+            lanes[j] = value;
+          } else {
+            STRATA_UNROLL
+            for (int q2 = 0; q2 < int(cu::u); ++q2)
+              if (q2 == jj) lanes[q2] = value;  // selects: the array stays in registers
+          }
         }
         vec::word16 words[cu::v];
         std::memcpy(words, lanes, sizeof lanes);
@@ -191,13 +225,13 @@ __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
   for (; t < tiles; t += step) {
     const tile_span s = tile_span::of<Stride, R>(abegin, n, t);
     std::byte* rec = sm + (s.gbegin - s.w0);
-    if constexpr (Stride > sizeof(T)) {  // padded records: zero the padding bytes of each record
+    if constexpr (layout::record_descriptor<T>::packed_size < Stride) {
+      // Padding bytes (between fields, after the last, and up to Stride) are written as zeros;
+      // only those bytes, so no field byte is written twice.
       for (index_t i = lane; i < s.count; i += 32)
-        for (std::size_t b = sizeof(T); b < Stride; ++b) rec[i * Stride + b] = std::byte{0};
-    } else if constexpr (layout::record_descriptor<T>::packed_size < sizeof(T)) {
-      for (index_t i = lane; i < s.count; i += 32)  // interior padding: defined bytes, not garbage
-        for (std::size_t b = 0; b < Stride; ++b) rec[i * Stride + b] = std::byte{0};
-      __syncwarp();
+        [&]<std::size_t... B>(std::index_sequence<B...>) {
+          ((padding_byte<T, Stride>[B] ? void(rec[i * Stride + B] = std::byte{0}) : void()), ...);
+        }(std::make_index_sequence<Stride>{});
     }
     reflect::for_each_field<T>([&](auto f) {
       constexpr std::size_t I = decltype(f)::value;
@@ -208,11 +242,20 @@ __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
       for (int q = 0; q < cu::per_lane; ++q) {
         const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
         if (r0 >= s.count || first + t * R + r0 + index_t(cu::u) > src.capacity()) break;
+        constexpr int period = rotation_period(cu::u, Stride, tile::rotate);
         F lanes[cu::u];
         std::memcpy(static_cast<void*>(lanes), &w[base + q * cu::v], sizeof lanes);
         STRATA_UNROLL
-        for (std::size_t j = 0; j < cu::u; ++j)
-          if (r0 + index_t(j) < s.count) *reinterpret_cast<F*>(rec + (r0 + j) * Stride + off) = lanes[j];
+        for (int j = 0; j < int(cu::u); ++j) {
+          const int jj = rotated(j, lane, period, int(cu::u));
+          F value = lanes[j];
+          if constexpr (period < 32) {
+            STRATA_UNROLL
+            for (int q2 = 0; q2 < int(cu::u); ++q2)
+              if (q2 == jj) value = lanes[q2];  // selects: the array stays in registers
+          }
+          if (r0 + jj < s.count) *reinterpret_cast<F*>(rec + (r0 + jj) * Stride + off) = value;
+        }
       }
     });
     __syncwarp();
