@@ -8,7 +8,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <random>
+#include <thread>
 
 using namespace strata_test;
 
@@ -109,6 +113,23 @@ TEST(ConvertHost, ChunkedHostToDevicePipelineBothWays) {
   EXPECT_EQ(first_difference<particle>(out, ref), -1);
   auto cols = fetch(v.column<&particle::mass>().data(), ref.size());
   for (std::size_t i = 0; i < ref.size(); i += 99991) EXPECT_EQ(cols[i], ref[i].mass) << i;
+}
+
+// The staging copy runs on a thread pool whose threads spin briefly between chunks and then sleep:
+// back-to-back copies (spinning threads), copies after a pause (sleeping threads), odd sizes.
+TEST(ConvertHost, ParallelMemcpyCopiesEveryByteRunAfterRun) {
+  STRATA_SEED_TRACE();
+  std::mt19937_64 g(strata_test::test_seed());
+  std::vector<unsigned char> src((std::size_t(9) << 20) + 13), dst(src.size());
+  for (auto& b : src) b = static_cast<unsigned char>(g());
+  for (int run = 0; run < 40; ++run) {
+    const std::size_t offset = std::size_t(run) % 7, bytes = src.size() - offset - std::size_t(run) * 1001;
+    std::fill(dst.begin(), dst.end(), static_cast<unsigned char>(run));
+    strata::detail::parallel_memcpy(dst.data() + offset, src.data() + offset, bytes);
+    ASSERT_TRUE(std::equal(src.begin() + offset, src.begin() + offset + bytes, dst.begin() + offset)) << "run " << run;
+    ASSERT_EQ(dst[offset + bytes], static_cast<unsigned char>(run)) << "copied past the end, run " << run;
+    if (run % 10 == 9) std::this_thread::sleep_for(std::chrono::milliseconds(3));  // the pool goes to sleep
+  }
 }
 
 TEST(ConvertErrors, SizesAndPointersAreChecked) {

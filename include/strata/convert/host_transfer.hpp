@@ -7,6 +7,8 @@
 #include <strata/memory/resource.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <functional>
@@ -14,7 +16,29 @@
 #include <thread>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace strata::detail {
+
+/// Waits until done() holds: spins for up to about half a millisecond, then returns false so the
+/// caller can block. A staging transfer hands the pool a chunk every few hundred microseconds;
+/// waking sleeping threads through a condition variable each time cost about 10% of a 1 GiB
+/// transfer on the H200 machine (16 cores), which spinning between chunks avoids.
+template <class Done>
+bool spin_until(Done done) {
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::microseconds(500);
+  for (unsigned i = 1;; ++i) {
+    if (done()) return true;
+#if defined(__SSE2__)
+    _mm_pause();
+#else
+    std::this_thread::yield();
+#endif
+    if (i % 64 == 0 && std::chrono::steady_clock::now() > limit) return false;
+  }
+}
 
 /// A few threads kept for staging copies: one thread cannot fill pinned memory as fast as PCIe
 /// drains it, and starting threads for every chunk would cost more than the copy saves.
@@ -33,19 +57,21 @@ class copy_pool {
       job_ = [&job](unsigned k) { job(k); };
       parts_ = parts;
       next_ = 0;
-      pending_ = parts;
-      ++generation_;
+      pending_.store(parts);
+      generation_.store(generation_.load() + 1);
     }
     cv_.notify_all();
     work();
-    std::unique_lock<std::mutex> g(m_);
-    done_cv_.wait(g, [&] { return pending_ == 0; });
+    if (!spin_until([&] { return pending_.load() == 0; })) {
+      std::unique_lock<std::mutex> g(m_);
+      done_cv_.wait(g, [&] { return pending_.load() == 0; });
+    }
   }
   unsigned threads() const { return unsigned(workers_.size()) + 1; }
   ~copy_pool() {
     {
       std::lock_guard<std::mutex> g(m_);
-      stop_ = true;
+      stop_.store(true);
     }
     cv_.notify_all();
     for (auto& t : workers_) t.join();
@@ -58,16 +84,22 @@ class copy_pool {
       workers_.emplace_back([this] {
         unsigned long seen = 0;
         for (;;) {
-          {
+          auto woken = [&] { return stop_.load() || generation_.load() != seen; };
+          if (!spin_until(woken)) {
             std::unique_lock<std::mutex> g(m_);
-            cv_.wait(g, [&] { return stop_ || generation_ != seen; });
-            if (stop_) return;
-            seen = generation_;
+            cv_.wait(g, woken);
+          }
+          {
+            std::lock_guard<std::mutex> g(m_);
+            if (stop_.load()) return;
+            seen = generation_.load();
           }
           work();
         }
       });
   }
+  // Parts are claimed under m_; job_ is replaced only by the next run(), which cannot start before
+  // every claimed part has finished (pending_ == 0).
   void work() {
     for (;;) {
       unsigned k;
@@ -78,15 +110,17 @@ class copy_pool {
       }
       job_(k);
       std::lock_guard<std::mutex> g(m_);
-      if (--pending_ == 0) done_cv_.notify_all();
+      if (pending_.fetch_sub(1) == 1) done_cv_.notify_all();
     }
   }
   std::mutex run_mutex_, m_;
   std::condition_variable cv_, done_cv_;
   std::function<void(unsigned)> job_;
-  unsigned parts_ = 0, next_ = 0, pending_ = 0;
-  unsigned long generation_ = 0;
-  bool stop_ = false;
+  unsigned parts_ = 0, next_ = 0;
+  // Written under m_, also read without it by spinning threads.
+  std::atomic<unsigned> pending_{0};
+  std::atomic<unsigned long> generation_{0};
+  std::atomic<bool> stop_{false};
   std::vector<std::thread> workers_;
 };
 
