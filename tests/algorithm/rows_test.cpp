@@ -47,3 +47,35 @@ TEST(RowFragment, MasksTheTailAndStoresZeroPadding) {
   EXPECT_EQ(v.row(1)[10], 0.0f);
   EXPECT_EQ(v.row(1)[7], -1.0f);  // other vectors untouched
 }
+
+TEST(RowPacked, CountsOnlyElementsInsideTheRow) {
+  const strata::index_t cols = 10;  // vectors 0, 1 whole; vector 2 holds 2 elements; 3 and on: none
+  strata::matrix<float, strata::memory_space::host> m(1, cols);
+  auto v = m.view();
+  for (strata::index_t c = 0; c < v.pitch; ++c) v.row(0)[c] = float(c + 1);  // pitch padding non-zero on purpose
+  using packed = strata::rows::packed<float, 2>;
+  EXPECT_EQ(packed::valid(cols, 1, 1, 0), 4);
+  EXPECT_EQ(packed::valid(cols, 1, 1, 1), 2);
+  EXPECT_EQ(packed::valid(cols, 1, 2, 1), 0);
+  packed p;
+  p.load(v.row(0), cols, 1, 1);  // vectors 1 (5..8) and 2 (9, 10, padding 11, 12)
+  EXPECT_EQ(p.sum(cols, 1, 1), 5.0f + 6 + 7 + 8 + 9 + 10);
+  EXPECT_EQ(p.sum_squares(cols, 1, 1, 7.0f), 4.0f + 1 + 0 + 1 + 4 + 9);
+  float f[4];
+  p.floats(cols, 1, 1, 1, f);
+  EXPECT_EQ(f[1], 10.0f);
+  EXPECT_EQ(f[2], 0.0f);  // past the row's end
+}
+
+TEST(RowPacked, HalfPrecisionVectorsRoundTripThroughFloats) {
+  float in[8] = {1.0f, -2.5f, 0.15625f, 65504.0f, -0.0f, 3.0e-3f, 1.0e4f, -7.75f};
+  const auto wb = strata::rows::pack_floats<strata::bfloat16>(in);
+  const auto wh = strata::rows::pack_floats<strata::half>(in);
+  float ob[8], oh[8];
+  strata::rows::unpack_floats<strata::bfloat16>(wb, ob);
+  strata::rows::unpack_floats<strata::half>(wh, oh);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(ob[i], strata::to_float(strata::from_float<strata::bfloat16>(in[i]))) << i;
+    EXPECT_EQ(oh[i], strata::to_float(strata::from_float<strata::half>(in[i]))) << i;
+  }
+}

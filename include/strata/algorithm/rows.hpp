@@ -1,8 +1,9 @@
 // Row primitives for padded 2-D data (matrix<T>): a row is read from device memory once, as 16-byte
-// vectors held in registers as floats, by one warp (short rows) or one block (long rows); the
-// group reduces over the row with warp shuffles (and one barrier across a block's warps). Groups
-// loop over rows, so a kernel can load its next row while it works on the current one. Rows of any length: elements
-// past the row's end read as zero and are never counted or written back as data.
+// vectors held in registers (packed as loaded, or as floats), by one warp (short rows) or one block
+// (long rows); the group reduces over the row with warp shuffles (and one barrier across a block's
+// warps). Groups loop over rows, so a kernel can load its next row while it works on the current
+// one. Rows of any length: elements past the row's end read as zero and are never counted or
+// written back as data.
 #pragma once
 
 #include <strata/config.hpp>
