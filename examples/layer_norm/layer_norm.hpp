@@ -1,7 +1,7 @@
 // Layer normalization over the rows of a matrix, built on strata's row primitive: each row read
 // once into registers (the next row's loads in flight meanwhile), mean and variance (two passes
-// over the registers, so it is stable) by a warp or block reduction, y = (x - mean) / sqrt(var + eps) * gamma + beta. fp32, bf16 and fp16
-// storage with fp32 arithmetic.
+// over the registers, so it is stable) by a warp or block reduction,
+// y = (x - mean) / sqrt(var + eps) * gamma + beta. fp32, bf16 and fp16 storage, fp32 arithmetic.
 #pragma once
 
 #include <strata/memory/device.hpp>

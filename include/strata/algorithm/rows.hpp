@@ -11,9 +11,7 @@
 #include <strata/layout/numeric.hpp>
 #include <strata/layout/vector_access.hpp>
 
-#include <algorithm>
 #include <cstdint>
-
 
 namespace strata::rows {
 
@@ -149,15 +147,6 @@ struct fragment {
   static constexpr int width = lanes<T>;
   float v[VPT][width];
 
-  STRATA_HD static bool in_row(index_t cols, int first, int step, int k, int e) {
-    return (index_t(first) + index_t(k) * step) * width + e < cols;
-  }
-  /// Vector j of a row (elements j*width ...) as floats; elements past `cols` read as 0.
-  STRATA_HD static void load_vector(const T* row, index_t cols, index_t j, float (&out)[width]) {
-    unpack_floats<T>(vec::load<16>(row + j * width), out);
-    STRATA_UNROLL
-    for (int i = 0; i < width; ++i) out[i] = j * width + i < cols ? out[i] : 0.0f;
-  }
   /// Writes vector j of a row; elements past `cols` are written as 0 (they lie in the pitch padding).
   STRATA_HD static void store_vector(T* row, index_t cols, index_t j, const float (&in)[width]) {
     float f[width];

@@ -28,17 +28,16 @@ namespace strata::detail {
 /// Every warp transposes its own tiles: a tile's AoS bytes go through a slice of shared memory that
 /// only that warp touches, so warps never wait for each other (__syncwarp, no __syncthreads), and
 /// each warp issues the global loads of its next tile before it writes out the current one.
-template <std::size_t Stride, index_t Records = 0, int MinBlocks = 1, bool Rotate = true>
+/// (Tile size, launch bounds and the bank rotation were chosen by the sweeps in
+/// bench/results/nvidia-h200-2026-11-22-experiments.md.)
+template <std::size_t Stride>
 struct warp_tile {
   static constexpr std::size_t stride = Stride;
-  static constexpr bool rotate = Rotate;
   /// Records per tile: a multiple of 128 (one 16-byte vector of a 4-byte column per lane) near
   /// 4 KiB of records; fewer for records over 32 bytes (at most 8 KiB). Always a multiple of 16, so
   /// every column's part of a tile starts on a 16-byte boundary.
   static constexpr index_t records =
-      Records ? Records
-              : Stride <= 32 ? index_t(4096 / Stride) / 128 * 128 : std::clamp<index_t>(index_t(8192 / Stride) / 16 * 16, 16, 128);
-  static constexpr int min_blocks = MinBlocks;
+      Stride <= 32 ? index_t(4096 / Stride) / 128 * 128 : std::clamp<index_t>(index_t(8192 / Stride) / 16 * 16, 16, 128);
   /// 16-byte chunks a tile can touch: one more than its bytes need when the AoS side is not
   /// 16-byte aligned.
   static constexpr std::size_t chunks = (std::size_t(records) * Stride + 15) / 16 + 1;
@@ -60,8 +59,8 @@ struct column_unit {
 /// shared memory u*Stride bytes apart and lanes `period` apart hit the same bank. Where that
 /// repeats within a warp (period < 32), each group of `period` lanes starts at a different record
 /// of its unit, which spreads the accesses over more banks. 32: no rotation.
-constexpr int rotation_period(std::size_t u, std::size_t stride, bool rotate) {
-  if (!rotate || u > 4 || (u * stride) % 4 != 0) return 32;
+constexpr int rotation_period(std::size_t u, std::size_t stride) {
+  if (u > 4 || (u * stride) % 4 != 0) return 32;
   return 32 / int(std::gcd(u * stride / 4, std::size_t(32)));
 }
 /// Which record of its unit lane `lane` handles at step j.
@@ -108,8 +107,9 @@ struct tile_span {
 
 /// AoS (records of Stride bytes; Stride = sizeof(T) or the padded size) -> SoA columns, from dst
 /// record `first` on.
+// Launch bounds (threads, 1): the register allocation the committed H200 results were measured with.
 template <class T, class Tile>
-__global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
+__global__ void __launch_bounds__(Tile::threads, 1)
     aos_to_soa_kernel(const std::byte* src, index_t n, soa_view<T> dst, index_t first) {
   using tile = Tile;
   constexpr std::size_t Stride = Tile::stride;
@@ -162,7 +162,7 @@ __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
         const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
         const index_t row = first + t * R + r0;
         if (r0 >= s.count || row + index_t(cu::u) > dst.capacity()) break;  // capacity: whole units in containers
-        constexpr int period = rotation_period(cu::u, Stride, tile::rotate);
+        constexpr int period = rotation_period(cu::u, Stride);
         F lanes[cu::u];
         STRATA_UNROLL
         for (int j = 0; j < int(cu::u); ++j) {
@@ -191,7 +191,7 @@ __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
 
 /// SoA columns from src record `first` on -> AoS records of Stride bytes (padding bytes zero).
 template <class T, class Tile>
-__global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
+__global__ void __launch_bounds__(Tile::threads, 1)
     soa_to_aos_kernel(soa_view<const T> src, index_t first, std::byte* dst, index_t n) {
   using tile = Tile;
   constexpr std::size_t Stride = Tile::stride;
@@ -242,7 +242,7 @@ __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
       for (int q = 0; q < cu::per_lane; ++q) {
         const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
         if (r0 >= s.count || first + t * R + r0 + index_t(cu::u) > src.capacity()) break;
-        constexpr int period = rotation_period(cu::u, Stride, tile::rotate);
+        constexpr int period = rotation_period(cu::u, Stride);
         F lanes[cu::u];
         std::memcpy(static_cast<void*>(lanes), &w[base + q * cu::v], sizeof lanes);
         STRATA_UNROLL
