@@ -1,7 +1,7 @@
 // Layer normalization over the rows of a matrix, built on strata's row primitive: each row read
-// once into registers (the next row's loads in flight meanwhile), mean and variance (two passes
-// over the registers, so it is stable) by a warp or block reduction,
-// y = (x - mean) / sqrt(var + eps) * gamma + beta. fp32, bf16 and fp16 storage, fp32 arithmetic.
+// once into registers, mean and variance (two passes over the registers, so it is stable) by a warp
+// or block reduction, y = (x - mean) / sqrt(var + eps) * gamma + beta. fp32, bf16 and fp16 storage,
+// fp32 arithmetic.
 #pragma once
 
 #include <strata/memory/device.hpp>
@@ -18,25 +18,24 @@ using strata::matrix_view;
 
 namespace detail {
 #if defined(STRATA_BACKEND_CUDA)
-// Groups loop over rows: the loads of a group's next row are issued before the current row is
-// reduced, so each SM keeps a row per group in flight instead of waiting for every row's loads.
-// Rows are held packed (as loaded) and unpacked for each pass; gamma and beta come from L1/L2,
-// one vector ahead of the output vector that needs them.
-template <class Group, int VPT, class T>
+// One row per group and a grid of all rows: the GPU keeps as many rows in flight as registers allow
+// (on the H200 this beat groups that loop over rows loading the next row ahead, 0.97 against 0.92
+// of a copy for 65536 x 4096 fp32: bench/results/nvidia-h200-2026-11-22-experiments.md, run 7).
+// Groups still step by row_stride() when the grid is capped. Rows are held packed (as loaded) and
+// unpacked for each pass; gamma and beta come from L1/L2, one vector ahead of the output vector
+// that needs them. Exact: the row fills every thread's vectors (no element masked).
+template <class Group, int VPT, bool Exact, class T>
 __global__ void __launch_bounds__(Group::threads) layer_norm_kernel(matrix_view<const T> x, matrix_view<const T> gamma,
                                                                     matrix_view<const T> beta, matrix_view<T> y, float eps) {
   __shared__ typename Group::storage s;
-  using packed = strata::rows::packed<T, VPT>;
+  using packed = strata::rows::packed<T, VPT, Exact>;
   constexpr int width = packed::width;
   const int first = Group::rank(), step = Group::size();
   const index_t cols = x.cols;
   const float inv_n = 1.0f / float(cols);
-  packed cur, next;
-  index_t r = Group::first_row();
-  if (r < x.rows) next.load(x.row(r), cols, first, step);
-  for (; r < x.rows; r += Group::row_stride()) {
-    cur = next;
-    if (r + Group::row_stride() < x.rows) next.load(x.row(r + Group::row_stride()), cols, first, step);
+  for (index_t r = Group::first_row(); r < x.rows; r += Group::row_stride()) {
+    packed cur;
+    cur.load(x.row(r), cols, first, step);
     const float mean = Group::sum(s, 0, cur.sum(cols, first, step)) * inv_n;
     const float rstd = rsqrtf(Group::sum(s, 1, cur.sum_squares(cols, first, step, mean)) * inv_n + eps);
     T* out = y.row(r);
@@ -64,28 +63,32 @@ __global__ void __launch_bounds__(Group::threads) layer_norm_kernel(matrix_view<
       strata::vec::store<16>(out + j * width, strata::rows::pack_floats<T>(v));
       g = gn, b = bn;
     }
+    // A group synchronises inside Group::sum only: the two slots alternate, and the next row's
+    // first sum writes slot 0, which every thread has read before this row's second barrier.
   }
 }
 
-/// Launches layer_norm_kernel<Group, VPT> with as many blocks as the GPU holds at once (fewer for
-/// small inputs); each block then loops over its rows.
+/// Launches layer_norm_kernel<Group, VPT> with one group per row, at most max_blocks blocks (the
+/// groups then step over the remaining rows).
 template <class Group, int VPT, class T>
 void launch_layer_norm(matrix_view<const T> x, matrix_view<const T> gamma, matrix_view<const T> beta, matrix_view<T> y,
-                       float eps, strata::stream_t stream) {
-  auto* kernel = &layer_norm_kernel<Group, VPT, T>;
-  const index_t wanted = (x.rows + Group::rows_per_block - 1) / Group::rows_per_block;
-  const index_t blocks = std::min<index_t>(wanted, strata::detail::resident_blocks(kernel, Group::threads));
+                       float eps, strata::stream_t stream, index_t max_blocks) {
+  const index_t blocks =
+      std::max<index_t>(1, std::min<index_t>((x.rows + Group::rows_per_block - 1) / Group::rows_per_block, max_blocks));
+  const bool exact = x.cols == index_t(Group::group_size) * VPT * strata::rows::lanes<T>;
+  auto* kernel = exact ? &layer_norm_kernel<Group, VPT, true, T> : &layer_norm_kernel<Group, VPT, false, T>;
   kernel<<<unsigned(blocks), Group::threads, 0, stream>>>(x, gamma, beta, y, eps);
   strata::detail::check_launch("layer_norm kernel");
 }
 #endif
 }  // namespace detail
 
-/// y = layer_norm(x) * gamma + beta, row by row. gamma and beta are 1 x cols matrices (so they are
-/// padded for vector reads too). Stream ordered on the CUDA backend.
+namespace detail {
+/// layer_norm with the grid capped at max_blocks blocks (tests use a small cap to make groups
+/// step over rows; the host backend ignores it).
 template <class T>
-void layer_norm(matrix_view<const T> x, matrix_view<const T> gamma, matrix_view<const T> beta, matrix_view<T> y, float eps,
-                strata::stream_t stream = {}) {
+void layer_norm_capped(matrix_view<const T> x, matrix_view<const T> gamma, matrix_view<const T> beta, matrix_view<T> y,
+                       float eps, strata::stream_t stream, index_t max_blocks) {
   if (y.rows != x.rows || y.cols != x.cols)
     throw strata::size_error("strata layer_norm: output is " + std::to_string(y.rows) + " x " + std::to_string(y.cols) +
                              ", input " + std::to_string(x.rows) + " x " + std::to_string(x.cols));
@@ -94,10 +97,10 @@ void layer_norm(matrix_view<const T> x, matrix_view<const T> gamma, matrix_view<
   if (x.rows == 0 || x.cols == 0) return;
 #if defined(STRATA_BACKEND_CUDA)
   strata::rows::dispatch_row_shape<T>(x.cols, [&]<class Group, int VPT>() {
-    detail::launch_layer_norm<Group, VPT, T>(x, gamma, beta, y, eps, stream);
+    launch_layer_norm<Group, VPT, T>(x, gamma, beta, y, eps, stream, max_blocks);
   });
 #else
-  (void)stream;
+  (void)stream, (void)max_blocks;
   STRATA_PARALLEL_FOR_IF(x.rows > 16)
   for (index_t r = 0; r < x.rows; ++r) {
     const T* in = x.row(r);
@@ -111,6 +114,15 @@ void layer_norm(matrix_view<const T> x, matrix_view<const T> gamma, matrix_view<
                                           strata::to_float(beta.data[c]));
   }
 #endif
+}
+}  // namespace detail
+
+/// y = layer_norm(x) * gamma + beta, row by row. gamma and beta are 1 x cols matrices (so they are
+/// padded for vector reads too). Stream ordered on the CUDA backend.
+template <class T>
+void layer_norm(matrix_view<const T> x, matrix_view<const T> gamma, matrix_view<const T> beta, matrix_view<T> y, float eps,
+                strata::stream_t stream = {}) {
+  detail::layer_norm_capped<T>(x, gamma, beta, y, eps, stream, index_t(0x7fffffff));
 }
 
 }  // namespace strata_examples

@@ -1,9 +1,9 @@
 // Row primitives for padded 2-D data (matrix<T>): a row is read from device memory once, as 16-byte
 // vectors held in registers (packed as loaded, or as floats), by one warp (short rows) or one block
 // (long rows); the group reduces over the row with warp shuffles (and one barrier across a block's
-// warps). Groups loop over rows, so a kernel can load its next row while it works on the current
-// one. Rows of any length: elements past the row's end read as zero and are never counted or
-// written back as data.
+// warps). Rows of any length: elements past the row's end read as zero and are never counted or
+// written back as data; where the group's vectors cover the row exactly, `packed<T, VPT, true>`
+// drops those checks.
 #pragma once
 
 #include <strata/config.hpp>
@@ -84,16 +84,20 @@ STRATA_HD inline vec::word16 pack_floats(const float (&in)[lanes<T>]) {
 }
 
 /// The part of a row one thread holds, as it lies in memory: its k-th 16-byte vector is vector
-/// (first + k * step) of the row. Every load is issued before any value is used, so a group can
-/// start the next row's loads and reduce the current row while they are in flight; held packed,
-/// a bf16 or fp16 row takes half the registers it would take as floats.
-template <class T, int VPT>
+/// (first + k * step) of the row. Every load is issued before any value is used; held packed, a
+/// bf16 or fp16 row takes half the registers it would take as floats.
+/// Exact: the caller guarantees cols == VPT * step * width (every vector lies wholly inside the
+/// row), so no element is masked: on the H200 that took bf16 rows of 16384 from 0.75 to 0.85 of a
+/// copy (bench/results/nvidia-h200-2026-11-22-experiments.md, run 8).
+template <class T, int VPT, bool Exact = false>
 struct packed {
   static constexpr int width = lanes<T>;
+  static constexpr bool exact = Exact;
   vec::word16 w[VPT];
 
   /// Elements of vector k inside a row of `cols` (0 .. width; vectors past the row hold none).
   STRATA_HD static int valid(index_t cols, int first, int step, int k) {
+    if constexpr (Exact) return (void)cols, (void)first, (void)step, (void)k, width;
     const index_t left = cols - (index_t(first) + index_t(k) * step) * width;
     return left <= 0 ? 0 : left >= width ? width : int(left);
   }
@@ -102,7 +106,7 @@ struct packed {
     STRATA_UNROLL
     for (int k = 0; k < VPT; ++k) {
       const index_t j = index_t(first) + index_t(k) * step;
-      if (j * width < cols) w[k] = vec::load<16>(row + j * width);
+      if (Exact || j * width < cols) w[k] = vec::load<16>(row + j * width);
     }
   }
   /// Vector k as floats, elements past the row's end as 0.
@@ -193,13 +197,14 @@ __device__ inline float warp_sum(float x) {
   return x;
 }
 
-/// One row per block of Threads threads; blocks loop over rows (first_row, += row_stride).
+/// One row per block of Threads threads; blocks take rows first_row(), += row_stride().
 /// sum() is a block-wide reduction every thread receives, with one barrier: each warp's total goes
 /// to shared slot `slot`, and every thread adds the totals in the same order. Two slots let
 /// reductions follow each other without a second barrier: consecutive reductions alternate slots.
 template <int Threads>
 struct block_group {
   static constexpr int threads = Threads, warps = Threads / 32;
+  static constexpr int group_size = Threads;  // threads sharing a row
   struct storage {
     float partial[2][warps];
   };
@@ -224,6 +229,7 @@ template <int Warps>
 struct warp_group {
   struct storage {};
   static constexpr int threads = 32 * Warps;
+  static constexpr int group_size = 32;
   __device__ static int rank() { return int(threadIdx.x % 32); }
   __device__ static int size() { return 32; }
   __device__ static index_t first_row() { return index_t(blockIdx.x) * Warps + threadIdx.x / 32; }
@@ -233,19 +239,20 @@ struct warp_group {
 };
 
 /// Calls launch.template operator()<Group, VPT>() with a group and vectors per thread that hold a
-/// row of `cols` elements of T in registers.
+/// row of `cols` elements of T in registers. Measured on the H200 with layer norm, one row per
+/// group and as many groups resident as registers allow (bench/results/nvidia-h200-2026-11-22-
+/// experiments.md, runs 7 and 8): four vectors per thread on small blocks beat two per thread on
+/// large ones (fp32 x 4096: 256 x 4 at 0.93-0.97 of a copy, 512 x 2 at 0.90-0.94), and 1024-thread
+/// blocks lose (fp32 x 16384: 512 x 8 at 0.90-0.92, 1024 x 4 at 0.79-0.81).
 template <class T, class Launch>
 void dispatch_row_shape(index_t cols, Launch&& launch) {
   const index_t v = (cols + lanes<T> - 1) / lanes<T>;
-  // Two vectors per thread where a block can: few registers per thread keep many rows in flight.
   if (v <= 32) return launch.template operator()<warp_group<4>, 1>();
   if (v <= 64) return launch.template operator()<warp_group<4>, 2>();
   if (v <= 128) return launch.template operator()<warp_group<4>, 4>();
-  if (v <= 128 * 2) return launch.template operator()<block_group<128>, 2>();
-  if (v <= 256 * 2) return launch.template operator()<block_group<256>, 2>();
-  if (v <= 512 * 2) return launch.template operator()<block_group<512>, 2>();
-  // Longer rows: more vectors per thread rather than 1024-thread blocks (measured on the H200 with
-  // layer norm: 512 x 8 beat 1024 x 4 for 16384 fp32 columns, 0.87 against 0.72 of a copy).
+  if (v <= 64 * 4) return launch.template operator()<block_group<64>, 4>();
+  if (v <= 128 * 4) return launch.template operator()<block_group<128>, 4>();
+  if (v <= 256 * 4) return launch.template operator()<block_group<256>, 4>();
   if (v <= 512 * 4) return launch.template operator()<block_group<512>, 4>();
   if (v <= 512 * 8) return launch.template operator()<block_group<512>, 8>();
   if (v <= 1024 * 8) return launch.template operator()<block_group<1024>, 8>();
