@@ -25,11 +25,12 @@
 namespace strata::detail {
 
 #if defined(STRATA_BACKEND_CUDA)
-/// Every warp transposes its own tiles: a tile's AoS bytes go through a slice of shared memory that
-/// only that warp touches, so warps never wait for each other (__syncwarp, no __syncthreads), and
-/// each warp issues the global loads of its next tile before it writes out the current one.
-/// (Tile size, launch bounds and the bank rotation were chosen by the sweeps in
-/// bench/results/nvidia-h200-2026-11-22-experiments.md.)
+/// Every warp transposes its own tile: the tile's AoS bytes go through a slice of shared memory that
+/// only that warp touches, so warps never wait for each other (__syncwarp, no __syncthreads). One
+/// tile per warp and a grid of all tiles: small blocks and a register bound that keeps six of them
+/// per SM let the GPU hold many tiles' loads in flight. On the H200 that reached 0.98-0.99 of a
+/// copy where warps looping over tiles with the next tile's loads in registers reached 0.92-0.95
+/// (bench/results/nvidia-h200-2026-11-22-experiments.md, run 9).
 template <std::size_t Stride>
 struct warp_tile {
   static constexpr std::size_t stride = Stride;
@@ -42,8 +43,12 @@ struct warp_tile {
   /// 16-byte aligned.
   static constexpr std::size_t chunks = (std::size_t(records) * Stride + 15) / 16 + 1;
   static constexpr int chunks_per_lane = int((chunks + 31) / 32);
-  static constexpr int warps = std::clamp<int>(int(40960 / (chunks * 16)), 1, 8);
+  static constexpr int warps = 4;
   static constexpr int threads = 32 * warps;
+  /// Blocks per SM the register allocation must allow (__launch_bounds__): six (80 registers) for
+  /// records up to 32 bytes, measured with 24- and 28-byte records; two for larger records, whose
+  /// tiles take more registers per lane.
+  static constexpr int min_blocks = Stride <= 32 ? 6 : 2;
 };
 
 /// Column I of a tile of R records moves in units of whole 16-byte vectors: u records, v vectors.
@@ -106,10 +111,9 @@ struct tile_span {
 };
 
 /// AoS (records of Stride bytes; Stride = sizeof(T) or the padded size) -> SoA columns, from dst
-/// record `first` on.
-// Launch bounds (threads, 1): the register allocation the committed H200 results were measured with.
+/// record `first` on. One tile per warp (warps step on by the grid's size if it was capped).
 template <class T, class Tile>
-__global__ void __launch_bounds__(Tile::threads, 1)
+__global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
     aos_to_soa_kernel(const std::byte* src, index_t n, soa_view<T> dst, index_t first) {
   using tile = Tile;
   constexpr std::size_t Stride = Tile::stride;
@@ -123,20 +127,15 @@ __global__ void __launch_bounds__(Tile::threads, 1)
   // A chunk is loaded whole when it lies inside the array; the array's first and last chunks
   // (reaching past its ends) move byte by byte.
   auto whole = [&](std::uintptr_t a) { return a >= abegin && a + 16 <= aend; };
-  vec::word16 w[C];
-  auto issue = [&](index_t t) {
+  for (index_t t = index_t(blockIdx.x) * tile::warps + index_t(threadIdx.x / 32); t < tiles; t += step) {
     const tile_span s = tile_span::of<Stride, R>(abegin, n, t);
+    vec::word16 w[C];  // every load of the tile issued before the first shared-memory store
     STRATA_UNROLL
     for (int j = 0; j < C; ++j) {
       const std::size_t c = std::size_t(lane + 32 * j);
       const std::uintptr_t a = s.w0 + c * 16;
       if (c < s.chunks && whole(a)) w[j] = vec::load<16>(src + (a - abegin));
     }
-  };
-  index_t t = index_t(blockIdx.x) * tile::warps + index_t(threadIdx.x / 32);
-  if (t < tiles) issue(t);
-  for (; t < tiles; t += step) {
-    const tile_span s = tile_span::of<Stride, R>(abegin, n, t);
     STRATA_UNROLL
     for (int j = 0; j < C; ++j) {
       const std::size_t c = std::size_t(lane + 32 * j);
@@ -150,7 +149,6 @@ __global__ void __launch_bounds__(Tile::threads, 1)
       }
     }
     __syncwarp();
-    if (t + step < tiles) issue(t + step);  // in flight while this tile is written out
     const std::byte* rec = sm + (s.gbegin - s.w0);
     reflect::for_each_field<T>([&](auto f) {
       constexpr std::size_t I = decltype(f)::value;
@@ -189,9 +187,10 @@ __global__ void __launch_bounds__(Tile::threads, 1)
   }
 }
 
-/// SoA columns from src record `first` on -> AoS records of Stride bytes (padding bytes zero).
+/// SoA columns from src record `first` on -> AoS records of Stride bytes (padding bytes zero). One
+/// tile per warp, as aos_to_soa_kernel.
 template <class T, class Tile>
-__global__ void __launch_bounds__(Tile::threads, 1)
+__global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
     soa_to_aos_kernel(soa_view<const T> src, index_t first, std::byte* dst, index_t n) {
   using tile = Tile;
   constexpr std::size_t Stride = Tile::stride;
@@ -201,9 +200,9 @@ __global__ void __launch_bounds__(Tile::threads, 1)
   std::byte* sm = smem[threadIdx.x / 32];
   const std::uintptr_t abegin = reinterpret_cast<std::uintptr_t>(dst);
   const index_t tiles = (n + R - 1) / R, step = index_t(gridDim.x) * tile::warps;
-  // Every column's vectors of a tile, loaded into registers before any is used.
-  vec::word16 w[column_words<T, R>];
-  auto issue = [&](index_t t) {
+  for (index_t t = index_t(blockIdx.x) * tile::warps + index_t(threadIdx.x / 32); t < tiles; t += step) {
+    // Every column's vectors of the tile, loaded into registers before any is used.
+    vec::word16 w[column_words<T, R>];
     const index_t count = n - t * R < R ? n - t * R : R;
     reflect::for_each_field<T>([&](auto f) {
       constexpr std::size_t I = decltype(f)::value;
@@ -219,10 +218,6 @@ __global__ void __launch_bounds__(Tile::threads, 1)
         for (std::size_t j = 0; j < cu::v; ++j) w[base + q * cu::v + j] = vec::load<16>(col + j * 16);
       }
     });
-  };
-  index_t t = index_t(blockIdx.x) * tile::warps + index_t(threadIdx.x / 32);
-  if (t < tiles) issue(t);
-  for (; t < tiles; t += step) {
     const tile_span s = tile_span::of<Stride, R>(abegin, n, t);
     std::byte* rec = sm + (s.gbegin - s.w0);
     if constexpr (layout::record_descriptor<T>::packed_size < Stride) {
@@ -259,7 +254,6 @@ __global__ void __launch_bounds__(Tile::threads, 1)
       }
     });
     __syncwarp();
-    if (t + step < tiles) issue(t + step);  // in flight while this tile is written out
     // Whole chunks of this tile go out as 16-byte stores; a chunk shared with the neighbouring
     // tile (or reaching past the array) is written byte by byte, only this tile's bytes.
     for (std::size_t c = std::size_t(lane); c < s.chunks; c += 32) {
@@ -298,15 +292,13 @@ void check_aos_pointer(const char* op, const void* p, index_t n, std::size_t ali
 }
 
 #if defined(STRATA_BACKEND_CUDA)
-/// Blocks for a warp-tiled transpose: one tile per warp, at most as many warps as the GPU holds
-/// (the warps then loop over the remaining tiles).
+/// Blocks for a warp-tiled transpose: one tile per warp (capped at the grid's limit; warps then
+/// step over the remaining tiles).
 template <class Tile>
 int transpose_grid(index_t n) {
   using tile = Tile;
   const index_t tiles = (n + tile::records - 1) / tile::records;
-  const auto& d = current_device_shape();
-  const index_t resident = index_t(d.sms) * std::max(1, d.max_threads_per_sm / tile::threads);
-  return int(std::max<index_t>(1, std::min<index_t>((tiles + tile::warps - 1) / tile::warps, resident)));
+  return int(std::clamp<index_t>((tiles + tile::warps - 1) / tile::warps, 1, 0x7fffffff));
 }
 #endif
 
