@@ -40,6 +40,15 @@ class timer {
   cudaEvent_t a_, b_;
 };
 inline void sync() { STRATA_BENCH_CHECK(cudaDeviceSynchronize()); }
+/// Before each timed iteration: a 256 MiB memset on the stream, which leaves L2 holding none of the
+/// benchmark's data and keeps the GPU busy while the host queues the timed work, so the events
+/// measure device time, not the host's launch latency. Triton's do_bench, which times the PyTorch
+/// figures in bench/layer_norm_torch.py, does the same.
+inline void flush_l2() {
+  static const std::size_t bytes = std::size_t(256) << 20;
+  static strata::buffer scratch(bytes, strata::memory_space::device);
+  STRATA_BENCH_CHECK(cudaMemsetAsync(scratch.data(), 0, bytes, cudaStream_t{}));
+}
 #else
 class timer {
  public:
@@ -50,15 +59,24 @@ class timer {
   std::chrono::steady_clock::time_point t0_;
 };
 inline void sync() {}
+inline void flush_l2() {}
 #endif
 
-/// Runs body() a few times untimed, then once per benchmark iteration timed on the device.
+/// What a timed iteration holds: device time only (the work is queued while the GPU flushes L2),
+/// or everything from an idle GPU on (work that runs partly on the host, such as staging copies,
+/// must not start its host part before the clock does).
+enum class timing { device, from_idle };
+
+/// Runs body() a few times untimed, then once per benchmark iteration timed on the device, each
+/// after flush_l2().
 template <class Body>
-void run_timed(benchmark::State& state, double bytes, double n, Body&& body) {
+void run_timed(benchmark::State& state, double bytes, double n, Body&& body, timing mode = timing::device) {
   for (int i = 0; i < 3; ++i) body();
   sync();
   timer t;
   for (auto _ : state) {
+    flush_l2();
+    if (mode == timing::from_idle) sync();
     t.start();
     body();
     state.SetIterationTime(t.stop());
