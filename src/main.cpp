@@ -25,7 +25,7 @@ void describe(const char* name) {
 }
 
 int usage() {
-  std::puts("usage: strata demo [--n N] [--steps S] | strata describe | strata bench [benchmark args]");
+  std::printf("usage: strata demo %s | strata describe | strata bench [benchmark args]\n", strata_examples::demo_usage);
   return 2;
 }
 
@@ -35,11 +35,8 @@ int main(int argc, char** argv) {
   std::string cmd = argc > 1 ? argv[1] : "demo";
   if (cmd == "demo") {
     strata_examples::demo_options o;
-    for (int i = 2; i + 1 < argc; i += 2) {
-      if (!std::strcmp(argv[i], "--n")) o.n = std::strtoull(argv[i + 1], nullptr, 10);
-      else if (!std::strcmp(argv[i], "--steps")) o.steps = std::atoi(argv[i + 1]);
-      else return usage();
-    }
+    for (int i = 2; i < argc; i += 2)
+      if (i + 1 >= argc || !strata_examples::set_demo_option(o, argv[i], argv[i + 1])) return usage();
     describe<strata_test::particle>("particle");
     std::puts("");
     try {

@@ -1,4 +1,4 @@
-// The particle demo as its own program: particles [--n N] [--steps S]
+// The particle demo as its own program: particles [--n N] [--steps S] [--energy-every K] [--sort-every M]
 #include "particles.hpp"
 
 #include <cstdlib>
@@ -6,10 +6,11 @@
 
 int main(int argc, char** argv) {
   strata_examples::demo_options o;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--n")) o.n = std::strtoull(argv[i + 1], nullptr, 10);
-    if (!std::strcmp(argv[i], "--steps")) o.steps = std::atoi(argv[i + 1]);
-  }
+  for (int i = 1; i < argc; i += 2)
+    if (i + 1 >= argc || !strata_examples::set_demo_option(o, argv[i], argv[i + 1])) {
+      std::fprintf(stderr, "usage: particles %s\n", strata_examples::demo_usage);
+      return 2;
+    }
   try {
     return strata_examples::run_demo(o);
   } catch (const std::exception& e) {

@@ -16,6 +16,7 @@
 #include <thrust/transform_reduce.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -25,10 +26,27 @@ namespace strata_examples {
 
 using strata_test::particle;
 
+/// Sorting by cell twice a run by default, every 50 steps of the GPU's 100 (simulation codes sort
+/// far less often: LAMMPS's default is every 1000 steps). On the H200 the steps in the ~7 ms after a sort run ~11% slower for every layout, a
+/// state of the GPU after the radix sort, not of the data or the layout (a 30 ms pause after the
+/// sort removes it; bench/results/nvidia-h200-2026-11-22-experiments.md, run 11), so sorting every
+/// 10 steps would put that into 80% of the timed steps.
 struct demo_options {
   std::size_t n = 0;
-  int steps = 0, energy_every = 10, sort_every = 10;
+  int steps = 0, energy_every = 10, sort_every = 0;  // 0: steps / 2
 };
+
+/// Sets option `key` (--n, --steps, --energy-every, --sort-every) from `value`; false if unknown.
+inline bool set_demo_option(demo_options& o, const char* key, const char* value) {
+  const std::string k = key;
+  if (k == "--n") o.n = std::strtoull(value, nullptr, 10);
+  else if (k == "--steps") o.steps = std::atoi(value);
+  else if (k == "--energy-every") o.energy_every = std::atoi(value);
+  else if (k == "--sort-every") o.sort_every = std::atoi(value);
+  else return false;
+  return true;
+}
+inline const char* demo_usage = "[--n N] [--steps S] [--energy-every K] [--sort-every M]";
 
 /// Symplectic Euler in the field a = -k x: v += -k x dt, then x += v dt.
 struct kick_drift {
@@ -166,6 +184,7 @@ inline int run_demo(demo_options o) {
   if (!o.n) o.n = std::size_t(1) << 20;
   if (!o.steps) o.steps = 20;
 #endif
+  if (!o.sort_every) o.sort_every = std::max(1, o.steps / 2);
   const float dt = 1e-3f, k = 1.0f;
   const kick_drift f{k * dt, dt};
   std::printf("strata particle demo: %zu particles, %d steps, energy every %d, sort by cell every %d, backend %s\n", o.n,
