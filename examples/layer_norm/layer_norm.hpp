@@ -22,7 +22,7 @@ namespace detail {
 // (on the H200 this beat groups that loop over rows loading the next row ahead, 0.97 against 0.92
 // of a copy for 65536 x 4096 fp32: bench/results/nvidia-h200-2026-11-22-experiments.md, run 7).
 // No loop over rows: a loop kept its loop-carried state in registers (bf16 128 x 4: 64 registers
-// with it, 48 without), which cost resident rows. Rows are held packed (as loaded) and unpacked for
+// with it, 61 without), which can cost resident rows. Rows are held packed (as loaded) and unpacked for
 // each pass. Exact: the row fills every thread's vectors (no element masked). Early: gamma and beta
 // are loaded with the row, before the reductions; otherwise after them, one vector ahead of the
 // output vector that needs them (fewer registers).

@@ -130,63 +130,61 @@ __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
   // A chunk is loaded whole when it lies inside the array; the array's first and last chunks
   // (reaching past its ends) move byte by byte.
   auto whole = [&](std::uintptr_t a) { return a >= abegin && a + 16 <= aend; };
-  {
-    const tile_span s = tile_span::of<Stride, R>(abegin, n, t);
-    vec::word16 w[C];  // every load of the tile issued before the first shared-memory store
-    STRATA_UNROLL
-    for (int j = 0; j < C; ++j) {
-      const std::size_t c = std::size_t(lane + 32 * j);
-      const std::uintptr_t a = s.w0 + c * 16;
-      if (c < s.chunks && whole(a)) w[j] = vec::load<16>(src + (a - abegin));
-    }
-    STRATA_UNROLL
-    for (int j = 0; j < C; ++j) {
-      const std::size_t c = std::size_t(lane + 32 * j);
-      const std::uintptr_t a = s.w0 + c * 16;
-      if (c >= s.chunks) break;
-      if (whole(a)) {
-        vec::store_local(sm + c * 16, w[j]);
-      } else {
-        const std::uintptr_t lo = std::max(a, s.gbegin), hi = std::min(a + 16, s.gend);
-        for (std::uintptr_t b = lo; b < hi; ++b) sm[c * 16 + (b - a)] = src[b - abegin];
-      }
-    }
-    __syncwarp();
-    const std::byte* rec = sm + (s.gbegin - s.w0);
-    reflect::for_each_field<T>([&](auto f) {
-      constexpr std::size_t I = decltype(f)::value;
-      using cu = column_unit<T, I, R>;
-      using F = typename cu::field;
-      constexpr std::size_t off = reflect::field_offset<T, I>();
-      STRATA_UNROLL
-      for (int q = 0; q < cu::per_lane; ++q) {
-        const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
-        const index_t row = first + t * R + r0;
-        if (r0 >= s.count || row + index_t(cu::u) > dst.capacity()) break;  // capacity: whole units in containers
-        constexpr int period = rotation_period(cu::u, Stride);
-        F lanes[cu::u];
-        STRATA_UNROLL
-        for (int j = 0; j < int(cu::u); ++j) {
-          const int jj = rotated(j, lane, period, int(cu::u));
-          F value;
-          if (r0 + jj < s.count) value = *reinterpret_cast<const F*>(rec + (r0 + jj) * Stride + off);
-          else std::memset(static_cast<void*>(&value), 0, sizeof(F));  // padding lanes past the last record stay zero
-          if constexpr (period >= 32) {
-            lanes[j] = value;
-          } else {
-            STRATA_UNROLL
-            for (int q2 = 0; q2 < int(cu::u); ++q2)
-              if (q2 == jj) lanes[q2] = value;  // selects: the array stays in registers
-          }
-        }
-        vec::word16 words[cu::v];
-        std::memcpy(words, lanes, sizeof lanes);
-        auto* col = reinterpret_cast<std::byte*>(dst.template column_data<I>() + row);
-        STRATA_UNROLL
-        for (std::size_t j = 0; j < cu::v; ++j) vec::store<16>(col + j * 16, words[j]);
-      }
-    });
+  const tile_span s = tile_span::of<Stride, R>(abegin, n, t);
+  vec::word16 w[C];  // every load of the tile issued before the first shared-memory store
+  STRATA_UNROLL
+  for (int j = 0; j < C; ++j) {
+    const std::size_t c = std::size_t(lane + 32 * j);
+    const std::uintptr_t a = s.w0 + c * 16;
+    if (c < s.chunks && whole(a)) w[j] = vec::load<16>(src + (a - abegin));
   }
+  STRATA_UNROLL
+  for (int j = 0; j < C; ++j) {
+    const std::size_t c = std::size_t(lane + 32 * j);
+    const std::uintptr_t a = s.w0 + c * 16;
+    if (c >= s.chunks) break;
+    if (whole(a)) {
+      vec::store_local(sm + c * 16, w[j]);
+    } else {
+      const std::uintptr_t lo = std::max(a, s.gbegin), hi = std::min(a + 16, s.gend);
+      for (std::uintptr_t b = lo; b < hi; ++b) sm[c * 16 + (b - a)] = src[b - abegin];
+    }
+  }
+  __syncwarp();
+  const std::byte* rec = sm + (s.gbegin - s.w0);
+  reflect::for_each_field<T>([&](auto f) {
+    constexpr std::size_t I = decltype(f)::value;
+    using cu = column_unit<T, I, R>;
+    using F = typename cu::field;
+    constexpr std::size_t off = reflect::field_offset<T, I>();
+    STRATA_UNROLL
+    for (int q = 0; q < cu::per_lane; ++q) {
+      const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
+      const index_t row = first + t * R + r0;
+      if (r0 >= s.count || row + index_t(cu::u) > dst.capacity()) break;  // capacity: whole units in containers
+      constexpr int period = rotation_period(cu::u, Stride);
+      F lanes[cu::u];
+      STRATA_UNROLL
+      for (int j = 0; j < int(cu::u); ++j) {
+        const int jj = rotated(j, lane, period, int(cu::u));
+        F value;
+        if (r0 + jj < s.count) value = *reinterpret_cast<const F*>(rec + (r0 + jj) * Stride + off);
+        else std::memset(static_cast<void*>(&value), 0, sizeof(F));  // padding lanes past the last record stay zero
+        if constexpr (period >= 32) {
+          lanes[j] = value;
+        } else {
+          STRATA_UNROLL
+          for (int q2 = 0; q2 < int(cu::u); ++q2)
+            if (q2 == jj) lanes[q2] = value;  // selects: the array stays in registers
+        }
+      }
+      vec::word16 words[cu::v];
+      std::memcpy(words, lanes, sizeof lanes);
+      auto* col = reinterpret_cast<std::byte*>(dst.template column_data<I>() + row);
+      STRATA_UNROLL
+      for (std::size_t j = 0; j < cu::v; ++j) vec::store<16>(col + j * 16, words[j]);
+    }
+  });
 }
 
 /// SoA columns from src record `first` on -> AoS records of Stride bytes (padding bytes zero). One
@@ -203,70 +201,68 @@ __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
   const std::uintptr_t abegin = reinterpret_cast<std::uintptr_t>(dst);
   const index_t tiles = (n + R - 1) / R, t = index_t(blockIdx.x) * tile::warps + index_t(threadIdx.x / 32);
   if (t >= tiles) return;  // whole warps: no __syncwarp is skipped
-  {
-    // Every column's vectors of the tile, loaded into registers before any is used.
-    vec::word16 w[column_words<T, R>];
-    const index_t count = n - t * R < R ? n - t * R : R;
-    reflect::for_each_field<T>([&](auto f) {
-      constexpr std::size_t I = decltype(f)::value;
-      using cu = column_unit<T, I, R>;
-      constexpr std::size_t base = column_word_offset<T, R, I>();
+  // Every column's vectors of the tile, loaded into registers before any is used.
+  vec::word16 w[column_words<T, R>];
+  const index_t count = n - t * R < R ? n - t * R : R;
+  reflect::for_each_field<T>([&](auto f) {
+    constexpr std::size_t I = decltype(f)::value;
+    using cu = column_unit<T, I, R>;
+    constexpr std::size_t base = column_word_offset<T, R, I>();
+    STRATA_UNROLL
+    for (int q = 0; q < cu::per_lane; ++q) {
+      const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
+      const index_t row = first + t * R + r0;
+      if (r0 >= count || row + index_t(cu::u) > src.capacity()) break;
+      auto* col = reinterpret_cast<const std::byte*>(src.template column_data<I>() + row);
       STRATA_UNROLL
-      for (int q = 0; q < cu::per_lane; ++q) {
-        const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
-        const index_t row = first + t * R + r0;
-        if (r0 >= count || row + index_t(cu::u) > src.capacity()) break;
-        auto* col = reinterpret_cast<const std::byte*>(src.template column_data<I>() + row);
-        STRATA_UNROLL
-        for (std::size_t j = 0; j < cu::v; ++j) w[base + q * cu::v + j] = vec::load<16>(col + j * 16);
-      }
-    });
-    const tile_span s = tile_span::of<Stride, R>(abegin, n, t);
-    std::byte* rec = sm + (s.gbegin - s.w0);
-    if constexpr (layout::record_descriptor<T>::packed_size < Stride) {
-      // Padding bytes (between fields, after the last, and up to Stride) are written as zeros;
-      // only those bytes, so no field byte is written twice.
-      for (index_t i = lane; i < s.count; i += 32)
-        [&]<std::size_t... B>(std::index_sequence<B...>) {
-          ((padding_byte<T, Stride>[B] ? void(rec[i * Stride + B] = std::byte{0}) : void()), ...);
-        }(std::make_index_sequence<Stride>{});
+      for (std::size_t j = 0; j < cu::v; ++j) w[base + q * cu::v + j] = vec::load<16>(col + j * 16);
     }
-    reflect::for_each_field<T>([&](auto f) {
-      constexpr std::size_t I = decltype(f)::value;
-      using cu = column_unit<T, I, R>;
-      using F = typename cu::field;
-      constexpr std::size_t base = column_word_offset<T, R, I>(), off = reflect::field_offset<T, I>();
+  });
+  const tile_span s = tile_span::of<Stride, R>(abegin, n, t);
+  std::byte* rec = sm + (s.gbegin - s.w0);
+  if constexpr (layout::record_descriptor<T>::packed_size < Stride) {
+    // Padding bytes (between fields, after the last, and up to Stride) are written as zeros;
+    // only those bytes, so no field byte is written twice.
+    for (index_t i = lane; i < s.count; i += 32)
+      [&]<std::size_t... B>(std::index_sequence<B...>) {
+        ((padding_byte<T, Stride>[B] ? void(rec[i * Stride + B] = std::byte{0}) : void()), ...);
+      }(std::make_index_sequence<Stride>{});
+  }
+  reflect::for_each_field<T>([&](auto f) {
+    constexpr std::size_t I = decltype(f)::value;
+    using cu = column_unit<T, I, R>;
+    using F = typename cu::field;
+    constexpr std::size_t base = column_word_offset<T, R, I>(), off = reflect::field_offset<T, I>();
+    STRATA_UNROLL
+    for (int q = 0; q < cu::per_lane; ++q) {
+      const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
+      if (r0 >= s.count || first + t * R + r0 + index_t(cu::u) > src.capacity()) break;
+      constexpr int period = rotation_period(cu::u, Stride);
+      F lanes[cu::u];
+      std::memcpy(static_cast<void*>(lanes), &w[base + q * cu::v], sizeof lanes);
       STRATA_UNROLL
-      for (int q = 0; q < cu::per_lane; ++q) {
-        const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
-        if (r0 >= s.count || first + t * R + r0 + index_t(cu::u) > src.capacity()) break;
-        constexpr int period = rotation_period(cu::u, Stride);
-        F lanes[cu::u];
-        std::memcpy(static_cast<void*>(lanes), &w[base + q * cu::v], sizeof lanes);
-        STRATA_UNROLL
-        for (int j = 0; j < int(cu::u); ++j) {
-          const int jj = rotated(j, lane, period, int(cu::u));
-          F value = lanes[j];
-          if constexpr (period < 32) {
-            STRATA_UNROLL
-            for (int q2 = 0; q2 < int(cu::u); ++q2)
-              if (q2 == jj) value = lanes[q2];  // selects: the array stays in registers
-          }
-          if (r0 + jj < s.count) *reinterpret_cast<F*>(rec + (r0 + jj) * Stride + off) = value;
+      for (int j = 0; j < int(cu::u); ++j) {
+        const int jj = rotated(j, lane, period, int(cu::u));
+        F value = lanes[j];
+        if constexpr (period < 32) {
+          STRATA_UNROLL
+          for (int q2 = 0; q2 < int(cu::u); ++q2)
+            if (q2 == jj) value = lanes[q2];  // selects: the array stays in registers
         }
+        if (r0 + jj < s.count) *reinterpret_cast<F*>(rec + (r0 + jj) * Stride + off) = value;
       }
-    });
-    __syncwarp();
-    // Whole chunks of this tile go out as 16-byte stores; a chunk shared with the neighbouring
-    // tile (or reaching past the array) is written byte by byte, only this tile's bytes.
-    for (std::size_t c = std::size_t(lane); c < s.chunks; c += 32) {
-      const std::uintptr_t a = s.w0 + c * 16;
-      if (a >= s.gbegin && a + 16 <= s.gend) {
-        vec::store<16>(dst + (a - abegin), vec::load_local(sm + c * 16));
-      } else {
-        const std::uintptr_t lo = std::max(a, s.gbegin), hi = std::min(a + 16, s.gend);
-        for (std::uintptr_t b = lo; b < hi; ++b) dst[b - abegin] = sm[c * 16 + (b - a)];
-      }
+    }
+  });
+  __syncwarp();
+  // Whole chunks of this tile go out as 16-byte stores; a chunk shared with the neighbouring
+  // tile (or reaching past the array) is written byte by byte, only this tile's bytes.
+  for (std::size_t c = std::size_t(lane); c < s.chunks; c += 32) {
+    const std::uintptr_t a = s.w0 + c * 16;
+    if (a >= s.gbegin && a + 16 <= s.gend) {
+      vec::store<16>(dst + (a - abegin), vec::load_local(sm + c * 16));
+    } else {
+      const std::uintptr_t lo = std::max(a, s.gbegin), hi = std::min(a + 16, s.gend);
+      for (std::uintptr_t b = lo; b < hi; ++b) dst[b - abegin] = sm[c * 16 + (b - a)];
     }
   }
 }
