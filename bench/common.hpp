@@ -47,7 +47,7 @@ inline void sync() { STRATA_BENCH_CHECK(cudaDeviceSynchronize()); }
 inline void flush_l2() {
   static const std::size_t bytes = std::size_t(256) << 20;
   static strata::buffer scratch(bytes, strata::memory_space::device);
-  STRATA_BENCH_CHECK(cudaMemsetAsync(scratch.data(), 0, bytes, cudaStream_t{}));
+  strata::fill_bytes_async(scratch.data(), 0, bytes, strata::stream_t{}, strata::memory_space::device);
 }
 #else
 class timer {

@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(Group::threads) layer_norm_kernel(matrix_view<
     const int n = packed::valid(cols, first, step, k);
     if (n == 0) break;  // vectors past the row's end (and all after them)
     const index_t j = index_t(first) + index_t(k) * step;
-    strata::vec::word16 gn = {}, bn = {};
+    strata::vec::word16 gn = {}, bn = {};  // late: the next vector's gamma and beta, loaded now
     if constexpr (Early) {
       g = gam.w[k], b = bet.w[k];
     } else if (k + 1 < VPT && packed::valid(cols, first, step, k + 1) > 0) {
@@ -66,7 +66,7 @@ __global__ void __launch_bounds__(Group::threads) layer_norm_kernel(matrix_view<
     STRATA_UNROLL
     for (int e = 0; e < width; ++e) v[e] = e < n ? (v[e] - mean) * rstd * gf[e] + bf[e] : 0.0f;  // pitch padding gets 0
     strata::vec::store<16>(out + j * width, strata::rows::pack_floats<T>(v));
-    g = gn, b = bn;
+    if constexpr (!Early) g = gn, b = bn;
   }
 }
 

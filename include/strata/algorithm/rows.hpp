@@ -92,7 +92,6 @@ STRATA_HD inline vec::word16 pack_floats(const float (&in)[lanes<T>]) {
 template <class T, int VPT, bool Exact = false>
 struct packed {
   static constexpr int width = lanes<T>;
-  static constexpr bool exact = Exact;
   vec::word16 w[VPT];
 
   /// Elements of vector k inside a row of `cols` (0 .. width; vectors past the row hold none).
@@ -197,7 +196,7 @@ __device__ inline float warp_sum(float x) {
   return x;
 }
 
-/// One row per block of Threads threads; blocks take rows first_row(), += row_stride().
+/// One row per block of Threads threads: block b takes row first_row() == b.
 /// sum() is a block-wide reduction every thread receives, with one barrier: each warp's total goes
 /// to shared slot `slot`, and every thread adds the totals in the same order. Two slots let
 /// reductions follow each other without a second barrier: consecutive reductions alternate slots.
@@ -209,9 +208,8 @@ struct block_group {
     float partial[2][warps];
   };
   __device__ static int rank() { return int(threadIdx.x); }
-  __device__ static int size() { return Threads; }
+  __device__ static int size() { return group_size; }
   __device__ static index_t first_row() { return blockIdx.x; }
-  __device__ static index_t row_stride() { return gridDim.x; }
   static constexpr index_t rows_per_block = 1;
   __device__ static float sum(storage& s, int slot, float x) {
     x = warp_sum(x);
@@ -231,9 +229,8 @@ struct warp_group {
   static constexpr int threads = 32 * Warps;
   static constexpr int group_size = 32;
   __device__ static int rank() { return int(threadIdx.x % 32); }
-  __device__ static int size() { return 32; }
+  __device__ static int size() { return group_size; }
   __device__ static index_t first_row() { return index_t(blockIdx.x) * Warps + threadIdx.x / 32; }
-  __device__ static index_t row_stride() { return index_t(gridDim.x) * Warps; }
   static constexpr index_t rows_per_block = Warps;
   __device__ static float sum(storage&, int, float x) { return warp_sum(x); }
 };
