@@ -13,13 +13,13 @@ namespace {
 template <class T>
 void describe(const char* name) {
   using d = strata::layout::record_descriptor<T>;
-  std::printf("record %s: %zu fields, packed %zu B, natural %zu B (align %zu), padded %zu B (align %zu), "
+  std::printf("record %s: %zu leaves, packed %zu B, natural %zu B (align %zu), padded %zu B (align %zu), "
               "%zu x %zu-byte access per record, packet of %zu records\n",
-              name, d::fields, d::packed_size, d::natural_size, d::natural_alignment, d::padded_size,
+              name, d::leaves, d::packed_size, d::natural_size, d::natural_alignment, d::padded_size,
               d::padded_alignment, d::accesses_per_record, d::access_bytes, d::packet_width);
-  strata::reflect::for_each_field<T>([](auto i) {
-    using f = strata::layout::field_descriptor<T, decltype(i)::value>;
-    std::printf("  %-8.*s offset %2zu  size %2zu  align %2zu  lanes/16B %2zu\n", static_cast<int>(f::name.size()),
+  strata::reflect::for_each_leaf<T>([](auto i) {
+    using f = strata::layout::leaf_descriptor<T, decltype(i)::value>;
+    std::printf("  %-10.*s offset %3zu  size %2zu  align %2zu  lanes/16B %2zu\n", static_cast<int>(f::name.size()),
                 f::name.data(), f::offset, f::size, f::alignment, f::lanes);
   });
 }

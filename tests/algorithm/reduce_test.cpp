@@ -3,14 +3,17 @@
 #include <strata/algorithm/reduce.hpp>
 #include <strata/container/soa_vector.hpp>
 
+#include "common/foreign.hpp"
 #include "common/functors.hpp"
 #include "common/records.hpp"
 #include "common/testing.hpp"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 using namespace strata_test;
 
@@ -85,4 +88,98 @@ TEST(Statistics, MatchesTwoPassReferenceAndStaysStable) {
     EXPECT_EQ(s.max, mx);
     EXPECT_NEAR(s.sum(), mean * double(n), 1e-9 * std::abs(mean * double(n)));
   }
+}
+
+// A foreign view's reduction reads its n records only: the caller's elements past them hold huge
+// values that would dominate any sum that counted them.
+TEST(Reduce, ForeignViewsReadOnlyTheirRecords) {
+  STRATA_SEED_TRACE();
+  for (std::size_t n : sizes_for<particle>())
+    for (std::size_t shift : {0, 1}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " shift=" + std::to_string(shift));
+      auto ref = random_records<particle>(n);
+      foreign_columns<particle> cols(n, 9, shift);
+      cols.upload(ref);
+      cols.fill_slack(1e30f);
+      double want = 0;
+      for (auto& p : ref) want += kinetic_energy{}(p);
+      const auto a = shift ? strata::alignment::element : strata::alignment::vector;
+      EXPECT_NEAR(strata::transform_reduce(cols.view(a), kinetic_energy{}, 0.0, plus_d{}), want, 1e-9 * (1 + std::abs(want)));
+      EXPECT_EQ(cols.damage(), "");
+    }
+}
+
+// Reductions on different streams share no scratch memory: two threads, each with two streams,
+// reduce different data at the same time, many rounds, and every result is exact (small integers
+// in doubles).
+TEST(Reduce, ConcurrentStreamsAndThreadsGetTheirOwnResults) {
+#if defined(STRATA_BACKEND_CUDA)
+  constexpr int threads = 2, streams = 2;
+  const int rounds = under_sanitizer() ? 5 : 100;
+  const std::size_t n = under_sanitizer() ? 20000 : 1 << 20;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      std::vector<strata::soa_vector<particle>> data;
+      std::vector<double> want;
+      for (int s = 0; s < streams; ++s) {
+        const float m = float(1 + t * streams + s);
+        data.emplace_back(n, particle{0, 0, 0, 1, 0, 0, m});  // kinetic energy 0.5 * m each
+        want.push_back(0.5 * m * double(n));
+      }
+      cudaStream_t st[streams];
+      for (auto& x : st) ASSERT_EQ(cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking), cudaSuccess);
+      strata::buffer out(streams * sizeof(double), strata::memory_space::device);
+      auto* res = reinterpret_cast<double*>(out.data());
+      for (int r = 0; r < rounds; ++r) {
+        for (int s = 0; s < streams; ++s) strata::transform_reduce_async(data[s], kinetic_energy{}, 0.0, plus_d{}, res + s, st[s]);
+        double got[streams];
+        for (auto& x : st) ASSERT_EQ(cudaStreamSynchronize(x), cudaSuccess);
+        strata::copy_bytes(got, res, sizeof got);
+        for (int s = 0; s < streams; ++s) wrong += got[s] != want[s];
+        // The synchronous form on the same streams, from both threads at once.
+        for (int s = 0; s < streams; ++s) wrong += strata::transform_reduce(data[s], kinetic_energy{}, 0.0, plus_d{}, st[s]) != want[s];
+      }
+      for (auto& x : st) ASSERT_EQ(cudaStreamDestroy(x), cudaSuccess);
+    });
+  for (auto& th : pool) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+#else
+  GTEST_SKIP() << "the host backend has no streams (operations complete before returning)";
+#endif
+}
+
+// After warm-up, reductions take their scratch from the pool without growing it (no cudaMalloc on
+// the hot path), and results that need more than 256 bytes of accumulator are right.
+struct wide_sum {
+  double v[40];
+};
+struct wide_of {
+  STRATA_HD wide_sum operator()(const particle& p) const {
+    wide_sum w{};
+    for (int k = 0; k < 40; ++k) w.v[k] = double(p.mass) * (k + 1);
+    return w;
+  }
+};
+struct wide_plus {
+  STRATA_HD wide_sum operator()(const wide_sum& a, const wide_sum& b) const {
+    wide_sum w;
+    for (int k = 0; k < 40; ++k) w.v[k] = a.v[k] + b.v[k];
+    return w;
+  }
+};
+TEST(Reduce, ScratchComesFromThePoolAndFitsAnyAccumulator) {
+  STRATA_SEED_TRACE();
+  strata::soa_vector<particle> v(100000, particle{0, 0, 0, 0, 0, 0, 0.5f});
+  const wide_sum w = strata::transform_reduce(v, wide_of{}, wide_sum{}, wide_plus{});
+  for (int k = 0; k < 40; ++k) EXPECT_EQ(w.v[k], 0.5 * (k + 1) * 100000.0) << k;
+  const long grown = strata::testing::scratch_pool_growths.load(), allocated = strata::testing::allocation_ordinal.load();
+  for (int i = 0; i < 50; ++i) (void)strata::transform_reduce(v, kinetic_energy{}, 0.0, plus_d{});
+  EXPECT_EQ(strata::testing::scratch_pool_growths.load(), grown);
+#if defined(STRATA_BACKEND_CUDA)
+  EXPECT_EQ(strata::testing::allocation_ordinal.load() - allocated, 100) << "two scratch blocks per call, no other allocation";
+#else
+  EXPECT_EQ(strata::testing::allocation_ordinal.load() - allocated, 0) << "the host backend reduces without scratch";
+#endif
 }

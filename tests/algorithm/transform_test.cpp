@@ -1,8 +1,10 @@
 // strata::transform / for_each: the vectorized path on containers and projections, the scalar
 // path on views that cannot take vector access, each against a plain loop, every size.
+#include <strata/algorithm/reduce.hpp>
 #include <strata/algorithm/transform.hpp>
 #include <strata/container/soa_vector.hpp>
 
+#include "common/foreign.hpp"
 #include "common/functors.hpp"
 #include "common/records.hpp"
 #include "common/testing.hpp"
@@ -40,8 +42,58 @@ TEST(Transform, VectorizedOnContainers) {
   check_transform<mixed>(bump_mixed{}, strata::path::vectorized);
 }
 
-TEST(Transform, ScalarForRecordsWithUnvectorizableFields) {
-  check_transform<mixed_convert>(move_convert{}, strata::path::scalar);
+TEST(Transform, VectorTypeMembersOpenIntoVectorizedLeaves) {
+  check_transform<mixed_convert>(move_convert{}, strata::path::vectorized);
+}
+
+struct scale_vel {
+  STRATA_HD void operator()(nested_particle& p) const {
+    p.vel.x = 99.0f;
+    p.vel.y *= 2.0f;
+  }
+};
+
+TEST(Transform, NestedRecordsRunAsPackets) {
+  check_transform<nested_particle>(drift_nested{}, strata::path::vectorized);
+  check_transform<cell_record>(bump_cell{}, strata::path::vectorized);
+}
+
+// Projections name a whole sub-struct (all its leaves) or one leaf below the record's fields.
+TEST(Transform, NestedProjectionsTouchOnlyTheirLeaves) {
+  STRATA_SEED_TRACE();
+  for (std::size_t n : sizes_for<nested_particle>()) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    auto ref = random_records<nested_particle>(n);
+    strata::soa_vector<nested_particle> v(ref);
+    // pos += 0.5 vel through the sub-structs, written back to pos only (vel projected in, not out).
+    EXPECT_EQ(strata::transform(strata::project<&nested_particle::pos, &nested_particle::vel>(v), strata::project<&nested_particle::pos>(v),
+                                drift_nested{}),
+              strata::path::vectorized);
+    // vel.y alone, through a member path (the functor also writes vel.x, which is not projected).
+    EXPECT_EQ(strata::for_each(strata::project<strata::member<&nested_particle::vel, &vec3::y>>(v), scale_vel{}),
+              strata::path::vectorized);
+    strata::synchronize(strata::stream_t{});
+    for (auto& p : ref) {
+      p = drift_nested{}(p);
+      p.vel.y *= 2.0f;
+    }
+    ASSERT_EQ(first_difference<nested_particle>(host_of<nested_particle>(v), ref), -1)
+        << describe_difference<nested_particle>(host_of<nested_particle>(v), ref);
+    if (n == 0) continue;
+    // Proxies: one leaf by member path, a whole sub-struct by value.
+    strata::host_soa_vector<nested_particle> h(ref);
+    auto r = h.view()[n - 1];
+    EXPECT_EQ((strata::get<strata::member<&nested_particle::vel, &vec3::z>>(r)), ref[n - 1].vel.z);
+    const vec3 pos = strata::get<&nested_particle::pos>(r);
+    EXPECT_EQ(pos.x, ref[n - 1].pos.x);
+    EXPECT_EQ(pos.z, ref[n - 1].pos.z);
+    strata::get<strata::member<&nested_particle::pos, &vec3::y>>(r) = 42.0f;
+    EXPECT_EQ(h.to_host()[n - 1].pos.y, 42.0f);
+  }
+}
+
+TEST(Transform, ScalarForRecordsWithUnvectorizableLeaves) {
+  check_transform<with_opaque>(bump_opaque{}, strata::path::scalar);
 }
 
 TEST(Transform, ScalarFallbackOnElementAlignedViewsGivesTheSameResult) {
@@ -100,4 +152,86 @@ TEST(ForEach, KickEveryRecordBothPaths) {
     }
     ASSERT_EQ(first_difference<particle>(host_of<particle>(v), ref), -1);
   }
+}
+
+// Views over a caller's columns (a tensor from a caching allocator, say): every writing path leaves
+// every byte past size() as it was, whatever the size, the caller's slack past it, or the
+// alignment; results equal a plain loop.
+TEST(Transform, ForeignViewsNeverTouchMemoryPastTheirSize) {
+  STRATA_SEED_TRACE();
+  for (std::size_t n : sizes_for<particle>())
+    for (std::size_t slack : {0, 14})
+      for (std::size_t shift : {0, 1}) {
+        SCOPED_TRACE("n=" + std::to_string(n) + " slack=" + std::to_string(slack) + " shift=" + std::to_string(shift));
+        const auto a = shift ? strata::alignment::element : strata::alignment::vector;
+        const auto want_path = shift ? strata::path::scalar : strata::path::vectorized;
+        auto ref = random_records<particle>(n);
+        foreign_columns<particle> in(n, slack, shift), out(n, slack, shift);
+        in.upload(ref);
+        EXPECT_EQ(strata::transform(in.view(a), out.view(a), drift{}), want_path);
+        strata::synchronize(strata::stream_t{});
+        std::vector<particle> want(n);
+        std::transform(ref.begin(), ref.end(), want.begin(), drift{});
+        ASSERT_EQ(first_difference<particle>(out.download(), want), -1) << describe_difference<particle>(out.download(), want);
+        EXPECT_EQ(in.damage(), "");
+        EXPECT_EQ(out.damage(), "");
+
+        // In place, for_each, and projections of the caller's columns.
+        auto v = in.view(a);
+        EXPECT_EQ(strata::transform(v, v, drift{}), want_path);
+        EXPECT_EQ(strata::for_each(v, kick{}), want_path);
+        EXPECT_EQ(strata::transform(strata::project<&particle::x, &particle::vx>(v), strata::project<&particle::x>(v), add_vx_to_x{}),
+                  want_path);
+        EXPECT_EQ(strata::for_each(strata::project<&particle::y, &particle::vy>(v), kick{}), want_path);
+        strata::synchronize(strata::stream_t{});
+        for (auto& p : ref) {
+          p = drift{}(p);
+          kick{}(p);
+          p.x += p.vx;
+          p.vy -= p.y * 0.125f;
+        }
+        ASSERT_EQ(first_difference<particle>(in.download(), ref), -1) << describe_difference<particle>(in.download(), ref);
+        EXPECT_EQ(in.damage(), "");
+      }
+}
+
+// Device algorithms given records in pageable host memory refuse before launching anything, with
+// an error that names the operand and its space; the process's later CUDA work is unaffected. On
+// the host backend, host memory is the "device" memory and the same calls run.
+TEST(Transform, HostMemoryReachesNoDeviceKernel) {
+  STRATA_SEED_TRACE();
+  auto ref = random_records<particle>(1000);
+  strata::host_soa_vector<particle> h(ref);
+  strata::soa_vector<particle> d(ref);
+#if defined(STRATA_BACKEND_CUDA)
+  auto expect_refused = [](auto&& call, const char* what) {
+    try {
+      call();
+      ADD_FAILURE() << what << ": no error";
+    } catch (const strata::memory_space_error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("host memory"), std::string::npos) << m;
+      EXPECT_NE(m.find("particle"), std::string::npos) << m;
+    }
+  };
+  expect_refused([&] { strata::transform(h, h, drift{}); }, "transform");
+  expect_refused([&] { strata::transform(d, h, drift{}); }, "transform to host");
+  expect_refused([&] { strata::transform(h, d, drift{}); }, "transform from host");
+  expect_refused([&] { strata::for_each(h, kick{}); }, "for_each");
+  expect_refused([&] { (void)strata::transform_reduce(h, kinetic_energy{}, 0.0, plus_d{}); }, "transform_reduce");
+  expect_refused([&] { (void)strata::reduce(h.column<&particle::mass>(), 0.0f, plus_f{}); }, "reduce");
+  expect_refused([&] { (void)strata::statistics(h.column<&particle::mass>()); }, "statistics");
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(strata::transform(d, d, drift{}), strata::path::vectorized);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::vector<particle> want(ref.size());
+  std::transform(ref.begin(), ref.end(), want.begin(), drift{});
+  EXPECT_EQ(first_difference<particle>(d.to_host(), want), -1);
+  EXPECT_EQ(first_difference<particle>(h.to_host(), ref), -1) << "the host container was written";
+#else
+  EXPECT_EQ(strata::transform(h, d, drift{}), strata::path::vectorized);
+  std::vector<particle> want(ref.size());
+  std::transform(ref.begin(), ref.end(), want.begin(), drift{});
+  EXPECT_EQ(first_difference<particle>(d.to_host(), want), -1);
+#endif
 }

@@ -82,6 +82,54 @@ struct move_convert {
   }
 };
 
+/// Moves bits only (random bytes, NaNs included, stay as they are).
+struct bump_opaque {
+  STRATA_HD with_opaque operator()(with_opaque m) const {
+    float t = m.pos.v[0];
+    m.pos.v[0] = m.pos.v[2];
+    m.pos.v[2] = t;
+    m.id = int(unsigned(m.id) ^ 0x5A5A5A5Au);
+    return m;
+  }
+};
+
+/// The drift and kick on the nested particle (pos, vel as vec3): the functor sees the user's struct.
+struct drift_nested {
+  STRATA_HD nested_particle operator()(nested_particle p) const {
+    p.pos.x += p.vel.x * 0.5f;
+    p.pos.y += p.vel.y * 0.5f;
+    p.pos.z += p.vel.z * 0.5f;
+    return p;
+  }
+};
+struct kick_nested {
+  STRATA_HD void operator()(nested_particle& p) const {
+    p.vel.x -= p.pos.x * 0.125f;
+    p.vel.y -= p.pos.y * 0.125f;
+    p.vel.z -= p.pos.z * 0.125f;
+  }
+};
+struct kinetic_nested {
+  STRATA_HD double operator()(const nested_particle& p) const {
+    return 0.5 * double(p.mass) * (double(p.vel.x) * p.vel.x + double(p.vel.y) * p.vel.y + double(p.vel.z) * p.vel.z);
+  }
+};
+/// Touches leaves of every size of the cell record; bit-exact on random bytes.
+struct bump_cell {
+  STRATA_HD cell_record operator()(cell_record c) const {
+    double t = c.w[0];
+    c.w[0] = c.w[2];
+    c.w[2] = t;
+    float u = c.v.x;
+    c.v.x = c.v.z;
+    c.v.z = u;
+    c.k = static_cast<std::int16_t>(c.k + 3);
+    c.flags ^= 0x3C;
+    c.tag[1] = static_cast<std::uint8_t>(c.tag[0] + c.tag[1]);
+    return c;
+  }
+};
+
 struct heavy {
   STRATA_HD bool operator()(const particle& p) const { return p.mass > 0.25f; }
 };

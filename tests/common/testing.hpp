@@ -3,6 +3,7 @@
 #pragma once
 
 #include <strata/layout/descriptor.hpp>
+#include <strata/reflect/leaves.hpp>
 #include <strata/memory/resource.hpp>
 
 #include <gtest/gtest.h>
@@ -57,9 +58,9 @@ template <class T>
 T random_record(std::mt19937_64& g) {
   T r;
   std::memset(static_cast<void*>(&r), 0, sizeof r);
-  strata::reflect::for_each_field<T>([&](auto i) {
-    constexpr std::size_t I = decltype(i)::value;
-    r.*strata::reflect::member_pointer<T, I> = random_value<strata::reflect::field_type_t<T, I>>(g);
+  strata::reflect::for_each_leaf<T>([&](auto i) {
+    constexpr std::size_t L = decltype(i)::value;
+    strata::reflect::leaf<L>(r) = random_value<strata::reflect::leaf_type_t<T, L>>(g);
   });
   return r;
 }
@@ -80,13 +81,13 @@ std::vector<T> poisoned(std::size_t n) {
   return v;
 }
 
-/// Field by field, bit for bit (padding bytes inside T are not data and are not compared).
+/// Leaf by leaf, bit for bit (padding bytes inside T are not data and are not compared).
 template <class T>
 bool same_bits(const T& a, const T& b) {
   bool eq = true;
-  strata::reflect::for_each_field<T>([&](auto i) {
-    constexpr auto p = strata::reflect::member_pointer<T, decltype(i)::value>;
-    eq = eq && std::memcmp(&(a.*p), &(b.*p), sizeof(a.*p)) == 0;
+  strata::reflect::for_each_leaf<T>([&](auto i) {
+    constexpr std::size_t L = decltype(i)::value;
+    eq = eq && std::memcmp(&strata::reflect::leaf<L>(a), &strata::reflect::leaf<L>(b), sizeof(strata::reflect::leaf<L>(a))) == 0;
   });
   return eq;
 }
@@ -100,23 +101,24 @@ long first_difference(std::span<const T> got, std::span<const T> want) {
   return -1;
 }
 
-/// Names the first field that differs at the first differing record, with both values' bytes.
+/// Names the first leaf that differs at the first differing record, with both values' bytes.
 template <class T>
 std::string describe_difference(std::span<const T> got, std::span<const T> want) {
   long i = first_difference(got, want);
   if (i < 0) return "equal";
   if (got.size() != want.size()) return "sizes differ: " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
   std::string out = "record " + std::to_string(i) + ":";
-  strata::reflect::for_each_field<T>([&](auto f) {
-    constexpr std::size_t I = decltype(f)::value;
-    constexpr auto p = strata::reflect::member_pointer<T, I>;
-    const auto *a = reinterpret_cast<const unsigned char*>(&(got[i].*p)), *b = reinterpret_cast<const unsigned char*>(&(want[i].*p));
-    if (std::memcmp(a, b, sizeof(got[i].*p)) == 0) return;
+  strata::reflect::for_each_leaf<T>([&](auto f) {
+    constexpr std::size_t L = decltype(f)::value;
+    constexpr std::size_t bytes = sizeof(strata::reflect::leaf_type_t<T, L>);
+    const auto* a = reinterpret_cast<const unsigned char*>(&strata::reflect::leaf<L>(got[i]));
+    const auto* b = reinterpret_cast<const unsigned char*>(&strata::reflect::leaf<L>(want[i]));
+    if (std::memcmp(a, b, bytes) == 0) return;
     char hex[8];
-    out += " field '" + std::string(strata::reflect::field_name<T, I>()) + "' got";
-    for (std::size_t k = 0; k < sizeof(got[i].*p); ++k) std::snprintf(hex, sizeof hex, " %02x", a[k]), out += hex;
+    out += " leaf '" + std::string(strata::reflect::leaf_name<T, L>()) + "' got";
+    for (std::size_t k = 0; k < bytes; ++k) std::snprintf(hex, sizeof hex, " %02x", a[k]), out += hex;
     out += " want";
-    for (std::size_t k = 0; k < sizeof(got[i].*p); ++k) std::snprintf(hex, sizeof hex, " %02x", b[k]), out += hex;
+    for (std::size_t k = 0; k < bytes; ++k) std::snprintf(hex, sizeof hex, " %02x", b[k]), out += hex;
   });
   return out;
 }

@@ -14,7 +14,7 @@ static_assert(std::is_convertible_v<strata::aos_view<particle>, strata::aos_view
 
 template <class T>
 class AosVector : public ::testing::Test {};
-using Records = ::testing::Types<particle, mixed, three_bytes, floats_then_vec4>;
+using Records = ::testing::Types<particle, mixed, three_bytes, floats_then_vec4, nested_particle, big_record>;
 TYPED_TEST_SUITE(AosVector, Records);
 
 template <class T, strata::memory_space S>

@@ -13,20 +13,20 @@ using strata::soa_vector;
 
 template <class T>
 class SoaVector : public ::testing::Test {};
-using Records = ::testing::Types<particle, mixed, three_bytes>;
+using Records = ::testing::Types<particle, mixed, three_bytes, nested_particle, cell_record, big_record>;
 TYPED_TEST_SUITE(SoaVector, Records);
 
-// Column I of v, fetched to the host, equals field I of the reference records.
+// Column L of v, fetched to the host, equals leaf L of the reference records.
 template <class T, memory_space S>
 void expect_columns(const soa_vector<T, S>& v, const std::vector<T>& ref) {
-  strata::reflect::for_each_field<T>([&](auto f) {
-    constexpr std::size_t I = decltype(f)::value;
-    auto col = v.template column<I>();
+  strata::reflect::for_each_leaf<T>([&](auto f) {
+    constexpr std::size_t L = decltype(f)::value;
+    auto col = v.template column<L>();
     ASSERT_EQ(col.size(), ref.size());
     auto host = fetch(col.data(), col.size());
     for (std::size_t i = 0; i < ref.size(); ++i)
-      ASSERT_EQ(std::memcmp(&host[i], &(ref[i].*strata::reflect::member_pointer<T, I>), sizeof host[i]), 0)
-          << "column " << strata::reflect::field_name<T, I>() << " record " << i;
+      ASSERT_EQ(std::memcmp(&host[i], &strata::reflect::leaf<L>(ref[i]), sizeof host[i]), 0)
+          << "column " << strata::reflect::leaf_name<T, L>() << " record " << i;
   });
 }
 
@@ -49,7 +49,7 @@ TYPED_TEST(SoaVector, RoundTripAndLayoutForEverySize) {
     EXPECT_EQ(v.size(), n);
     EXPECT_GE(v.capacity(), n);
     EXPECT_EQ(v.capacity() % L::capacity_quantum, 0u);
-    for (std::size_t i = 0; i < L::fields && n; ++i)
+    for (std::size_t i = 0; i < L::leaves && n; ++i)
       EXPECT_EQ(reinterpret_cast<std::uintptr_t>(v.view().column_bytes(i)) % strata::column_alignment, 0u);
     expect_equal(v, ref);
     expect_columns(v, ref);

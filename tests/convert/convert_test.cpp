@@ -3,6 +3,7 @@
 // destination touched.
 #include <strata/convert/convert.hpp>
 
+#include "common/foreign.hpp"
 #include "common/records.hpp"
 #include "common/testing.hpp"
 
@@ -18,7 +19,7 @@ using namespace strata_test;
 
 template <class T>
 class Convert : public ::testing::Test {};
-using Records = ::testing::Types<particle, with_float3, eight_floats, mixed, mixed_convert>;
+using Records = ::testing::Types<particle, with_float3, eight_floats, mixed, mixed_convert, nested_particle, cell_record, big_record>;
 TYPED_TEST_SUITE(Convert, Records);
 
 constexpr std::size_t guard = 64;  // poisoned bytes either side of every destination
@@ -98,6 +99,65 @@ TYPED_TEST(Convert, PaddedAosContainersToSoaAndBack) {
       auto* b = reinterpret_cast<const unsigned char*>(&raw[i]);
       for (std::size_t k = sizeof(T); k < sizeof(raw[i]); ++k) ASSERT_EQ(b[k], 0) << "record " << i;
     }
+  }
+}
+
+// Conversions into and out of a caller's columns: every record lands, nothing past the view's size
+// is written (its last column units go element by element), whatever the size and slack.
+TYPED_TEST(Convert, ForeignSoaViewsEndWhereTheirMemoryDoes) {
+  using T = TypeParam;
+  STRATA_SEED_TRACE();
+  for (std::size_t n : sizes_for<T>())
+    for (std::size_t slack : {0, 5}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " slack=" + std::to_string(slack));
+      auto ref = random_records<T>(n, 29);
+      device_aos<T> src(n, 0);
+      src.upload(ref);
+      foreign_columns<T> cols(n, slack);
+      strata::aos_to_soa(src.data(), strata::index_t(n), cols.view());
+      strata::synchronize(strata::stream_t{});
+      ASSERT_EQ(first_difference<T>(cols.download(), ref), -1) << describe_difference<T>(cols.download(), ref);
+      EXPECT_EQ(cols.damage(), "");
+      device_aos<T> back(n, 0);
+      strata::soa_to_aos(strata::soa_view<const T>(cols.view()), back.data());
+      strata::synchronize(strata::stream_t{});
+      ASSERT_EQ(first_difference<T>(fetch(back.data(), n), ref), -1);
+      expect_guards_intact(back);
+    }
+}
+
+// Records adapted with their members in any order convert field for field, on the device's tile
+// path too (the column of `a` holds the a's).
+template <class T>
+class AdaptedOrder : public ::testing::Test {};
+using Orders = ::testing::Types<order_abc, order_acb, order_bac, order_bca, order_cab, order_cba, pair_ab>;
+TYPED_TEST_SUITE(AdaptedOrder, Orders);
+
+TYPED_TEST(AdaptedOrder, ColumnsHoldTheirOwnMembers) {
+  using T = TypeParam;
+  STRATA_SEED_TRACE();
+  for (std::size_t n : {std::size_t(1), std::size_t(64), std::size_t(99991)}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    std::vector<T> ref(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::memset(static_cast<void*>(&ref[i]), 0, sizeof(T));
+      ref[i].a = decltype(ref[i].a)(i) + 0.5f;
+      ref[i].b = decltype(ref[i].b)(1000 + i);
+    }
+    strata::soa_vector<T> s(ref);
+    auto a = fetch(s.template column<&T::a>().data(), n);
+    auto b = fetch(s.template column<&T::b>().data(), n);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(a[i], ref[i].a) << "record " << i;
+      ASSERT_EQ(b[i], ref[i].b) << "record " << i;
+    }
+    const T r5 = s[std::min<std::size_t>(5, n - 1)];
+    EXPECT_EQ(r5.a, ref[std::min<std::size_t>(5, n - 1)].a);
+    EXPECT_EQ(r5.b, ref[std::min<std::size_t>(5, n - 1)].b);
+    EXPECT_EQ(first_difference<T>(s.to_host(), ref), -1);
+    strata::aos_vector<T> aos(ref);
+    EXPECT_EQ(first_difference<T>(strata::to_aos(s).to_host(), ref), -1);
+    EXPECT_EQ(first_difference<T>(strata::to_soa(aos).to_host(), ref), -1);
   }
 }
 

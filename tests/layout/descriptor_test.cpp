@@ -8,7 +8,7 @@
 
 using namespace strata_test;
 using strata::layout::aligned_record;
-using strata::layout::field_descriptor;
+using strata::layout::leaf_descriptor;
 using strata::layout::record_descriptor;
 
 // {float a, b}: natural alignment 4 (two 32-bit accesses); padded record aligned to 8 (one 64-bit).
@@ -28,7 +28,7 @@ static_assert(record_descriptor<with_float3>::accesses_per_record == 1);
 
 // float4 after two floats: alignment propagates to the record, padding inserted before the vector.
 static_assert(record_descriptor<floats_then_vec4>::natural_alignment == 16);
-static_assert(field_descriptor<floats_then_vec4, 2>::offset == 16);
+static_assert(leaf_descriptor<floats_then_vec4, 2>::offset == 16);
 static_assert(record_descriptor<floats_then_vec4>::packed_size == 24);
 static_assert(record_descriptor<floats_then_vec4>::natural_size == 32);
 static_assert(record_descriptor<floats_then_vec4>::padded_size == 32);
@@ -42,19 +42,23 @@ static_assert(record_descriptor<particle>::packed_size == 28 && record_descripto
 static_assert(record_descriptor<particle>::packet_width == 4 && !record_descriptor<particle>::natural_vector_access);
 
 // Mixed: narrowest field is 1 byte, so 16 records per packet; the double column takes 8 vectors.
-static_assert(record_descriptor<mixed>::narrowest_field == 1 && record_descriptor<mixed>::packet_width == 16);
-static_assert(record_descriptor<mixed>::widest_field == 8);
-static_assert(field_descriptor<mixed, 0>::lanes == 2 && field_descriptor<mixed, 2>::lanes == 8);
+static_assert(record_descriptor<mixed>::narrowest_leaf == 1 && record_descriptor<mixed>::packet_width == 16);
+static_assert(record_descriptor<mixed>::widest_leaf == 8);
+static_assert(leaf_descriptor<mixed, 0>::lanes == 2 && leaf_descriptor<mixed, 2>::lanes == 8);
 
 static_assert(strata::layout::check_aligned_record<particle>() && strata::layout::check_aligned_record<three_bytes>() &&
               strata::layout::check_aligned_record<mixed>() && strata::layout::check_aligned_record<floats_then_vec4>());
-static_assert(strata::layout::require_vectorizable_fields<particle>());
+static_assert(strata::layout::require_vectorizable_leaves<particle>());
 
+// A float3-shaped member opens into three float leaves: every column takes 16-byte vectors.
 struct has_float3 {
   BOOST_HANA_DEFINE_STRUCT(has_float3, (float3_like, pos), (int, id));
 };
-static_assert(!field_descriptor<has_float3, 0>::vectorizable && field_descriptor<has_float3, 0>::lanes == 0);
-static_assert(!record_descriptor<has_float3>::all_fields_vectorizable && record_descriptor<has_float3>::packet_width == 1);
+static_assert(record_descriptor<has_float3>::leaves == 4 && leaf_descriptor<has_float3, 2>::name == "pos.z");
+static_assert(record_descriptor<has_float3>::all_leaves_vectorizable && record_descriptor<has_float3>::packet_width == 4);
+// A 12-byte member strata cannot open stays one leaf, which no 16-byte vector carries whole.
+static_assert(!leaf_descriptor<with_opaque, 0>::vectorizable && leaf_descriptor<with_opaque, 0>::lanes == 0);
+static_assert(!record_descriptor<with_opaque>::all_leaves_vectorizable && record_descriptor<with_opaque>::packet_width == 1);
 
 TEST(Descriptor, AlignedRecordRoundTripsAndZeroesPadding) {
   particle p{1, 2, 3, 4, 5, 6, 7};
@@ -66,7 +70,7 @@ TEST(Descriptor, AlignedRecordRoundTripsAndZeroesPadding) {
 }
 
 TEST(Descriptor, FieldNamesAndSizes) {
-  EXPECT_EQ((field_descriptor<mixed, 3>::name), "flags");
-  EXPECT_EQ((field_descriptor<mixed, 0>::size), 8u);
-  EXPECT_EQ((field_descriptor<mixed, 1>::offset), 8u);
+  EXPECT_EQ((leaf_descriptor<mixed, 3>::name), "flags");
+  EXPECT_EQ((leaf_descriptor<mixed, 0>::size), 8u);
+  EXPECT_EQ((leaf_descriptor<mixed, 1>::offset), 8u);
 }

@@ -46,8 +46,8 @@ struct gen5 {
 struct flip_bits {
   template <class T>
   STRATA_HD T operator()(T r) const {
-    strata::reflect::for_each_field<T>([&](auto i) {
-      auto& f = r.*strata::reflect::member_pointer<T, decltype(i)::value>;
+    strata::reflect::for_each_leaf<T>([&](auto i) {
+      auto& f = strata::reflect::leaf<decltype(i)::value>(r);
       unsigned char b[sizeof(f)];
       std::memcpy(b, static_cast<const void*>(&f), sizeof b);
       for (auto& x : b) x = static_cast<unsigned char>(~x);
@@ -70,7 +70,9 @@ struct plus_ll {
 
 template <class T>
 class RandomRecords : public ::testing::Test {};
-using Generated = ::testing::Types<gen2<1>, gen2<2>, gen3<3>, gen3<4>, gen3<5>, gen5<6>, gen5<7>, gen5<8>>;
+using Generated = ::testing::Types<gen2<1>, gen2<2>, gen3<3>, gen3<4>, gen3<5>, gen5<6>, gen5<7>, gen5<8>, nested_particle,
+                                   cell_record, big_record, wide64>;
+static_assert(strata::reflect::leaf_count<wide64> == 64);
 TYPED_TEST_SUITE(RandomRecords, Generated);
 
 TYPED_TEST(RandomRecords, EveryPathMatchesAPlainLoop) {
@@ -109,7 +111,7 @@ TYPED_TEST(RandomRecords, EveryPathMatchesAPlainLoop) {
     // transform (vectorized when every field allows) and a packet reduction that counts records.
     strata::soa_vector<T> flipped(poisoned<T>(n));
     auto path = strata::transform(soa, flipped, flip_bits{});
-    EXPECT_EQ(path, strata::layout::record_descriptor<T>::all_fields_vectorizable ? strata::path::vectorized
+    EXPECT_EQ(path, strata::layout::record_descriptor<T>::all_leaves_vectorizable ? strata::path::vectorized
                                                                                   : strata::path::scalar);
     strata::synchronize(strata::stream_t{});
     std::vector<T> want(n);

@@ -1,4 +1,4 @@
-#include <strata/reflect/reflect.hpp>
+#include <strata/reflect/leaves.hpp>
 
 #include "../common/records.hpp"
 
@@ -33,6 +33,31 @@ TEST(Reflect, OffsetsMatchTheCompiler) {
   expect_offsets<floats_then_vec4>(std::make_index_sequence<3>{}, {0, 4, offsetof(floats_then_vec4, v)});
   EXPECT_EQ(offsetof(floats_then_vec4, v), 16u);
 }
+
+// Offsets come from the members: adapted in any order, each field is where the compiler put it.
+template <class T>
+constexpr bool offsets_match_offsetof() {
+  constexpr std::size_t want[] = {offsetof(T, a), offsetof(T, b), offsetof(T, c)};
+  bool ok = true;
+  sr::for_each_field<T>([&](auto i) {
+    constexpr std::size_t I = decltype(i)::value;
+    const std::string_view name = sr::field_name<T, I>();
+    ok = ok && sr::field_offset<T, I>() == want[name[0] - 'a'];
+  });
+  return ok;
+}
+static_assert(offsets_match_offsetof<order_abc>() && offsets_match_offsetof<order_acb>() && offsets_match_offsetof<order_bac>() &&
+              offsets_match_offsetof<order_bca>() && offsets_match_offsetof<order_cab>() && offsets_match_offsetof<order_cba>());
+static_assert(sr::field_offset<pair_ab, 0>() == offsetof(pair_ab, b) && sr::field_offset<pair_ab, 1>() == offsetof(pair_ab, a));
+
+// A member's own alignas moves it in a way no placement rule over the member types can see.
+struct member_alignas {
+  double d;
+  char a;
+  alignas(4) char b;
+};
+BOOST_HANA_ADAPT_STRUCT(member_alignas, b, d, a);
+static_assert(sr::field_offset<member_alignas, 0>() == offsetof(member_alignas, b));
 
 TEST(Reflect, MemberPointersReachFields) {
   particle p{1, 2, 3, 4, 5, 6, 7};

@@ -106,12 +106,27 @@ void probe_reduce(cuda::std::span<const float> col, float* result) {
   strata::reduce_async(col, 0.0f, plus_f{}, result);
 }
 // Conversion: 16-byte AoS loads (bytes only at an unaligned array's ends) and 16-byte column
-// stores; the reverse direction mirrors it.
-// sass-expect: aos_to_soa_kernel load=any128 store=128
-// sass-expect: soa_to_aos_kernel load=128 store=any128
+// stores; the reverse direction mirrors it. The masked instantiations (Lb1E), for views whose
+// memory ends inside a column unit, move that unit element by element.
+// sass-expect: aos_to_soa_kernel.*Lb0E load=any128 store=128
+// sass-expect: soa_to_aos_kernel.*Lb0E load=128 store=any128
+// sass-expect: aos_to_soa_kernel.*Lb1E load=any128 store=any128
+// sass-expect: soa_to_aos_kernel.*Lb1E load=any128 store=any128
 void probe_convert(const particle* aos, strata::soa_view<particle> soa, particle* back) {
   strata::aos_to_soa(aos, soa.size(), soa);
   strata::soa_to_aos(strata::soa_view<const particle>(soa), back);
+}
+// Nested records: strata::transform's packet path over the nested particle (vec3 members), and
+// the transposes of a record of arrays, a vector type and leaves of four sizes: 128-bit only.
+// sass-expect: transform_kernel.*packet_view.*nested_particle.*per_record_fn load=128 store=128
+void probe_nested_transform(strata::soa_view<const nested_particle> in, strata::soa_view<nested_particle> out) {
+  strata::transform(in, out, drift_nested{});
+}
+// sass-expect: aos_to_soa_kernel.*cell_record.*Lb0E load=any128 store=128
+// sass-expect: soa_to_aos_kernel.*cell_record.*Lb0E load=128 store=any128
+void probe_nested_convert(const cell_record* aos, strata::soa_view<cell_record> soa, cell_record* back) {
+  strata::aos_to_soa(aos, soa.size(), soa);
+  strata::soa_to_aos(strata::soa_view<const cell_record>(soa), back);
 }
 // Layer norm: rows, gamma and beta in 16-byte vectors, output likewise (fp32 and bf16).
 // sass-expect: layer_norm_kernel load=128 store=128

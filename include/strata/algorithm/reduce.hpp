@@ -1,21 +1,23 @@
 // Reductions: over one column (a span; 16-byte loads for the aligned body, scalar head and tail),
-// over records of a view or projection (packets, padding lanes skipped), and column statistics
-// (count, sum, min, max, mean, variance by Chan/Welford merging). One launch: each block reduces
-// with cub::BlockReduce, the last block to finish folds the block partials in a fixed order.
+// over records of a view or projection (packets, padding lanes skipped; a foreign view's last
+// partial packet record by record), and column statistics (count, sum, min, max, mean, variance by
+// Chan/Welford merging). On the GPU each block reduces with cub::BlockReduce into a partial held in
+// scratch memory of the call's own (memory/scratch.hpp), and one block folds the partials in block
+// order: the result does not depend on timing, and calls on different streams share nothing.
 #pragma once
 
-#include <strata/memory/device.hpp>
 #include <strata/algorithm/transform.hpp>
 #include <strata/config.hpp>
 #include <strata/layout/vector_access.hpp>
+#include <strata/memory/device.hpp>
 #include <strata/memory/resource.hpp>
+#include <strata/memory/scratch.hpp>
 
 #include <cuda/std/span>
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <mutex>
 #include <vector>
 
 #if defined(STRATA_BACKEND_CUDA)
@@ -74,16 +76,19 @@ struct column_source {
   }
 };
 
-/// Records of a view or projection as packets; lanes past size() are skipped.
-template <class PacketView, class Map>
+/// Records of a view or projection as packets (lanes past size() are skipped); records from
+/// tail_begin on, which no whole packet of the view covers, one by one.
+template <class PacketView, class View, class Map>
 struct packet_source {
   PacketView packets;
+  View view;
+  index_t tail_begin;
   Map map;
   STRATA_HD index_t units() const { return packets.size(); }
-  STRATA_HD index_t scalars() const { return 0; }
+  STRATA_HD index_t scalars() const { return view.size() - tail_begin; }
   template <class A, class Op>
-  STRATA_HD maybe<A> scalar(index_t, Op) const {
-    return {A{}, false};
+  STRATA_HD maybe<A> scalar(index_t k, Op) const {
+    return {A(map(view.load(tail_begin + k))), true};
   }
   template <class A, class Op>
   STRATA_HD maybe<A> unit(index_t p, Op op) const {
@@ -113,32 +118,32 @@ struct record_source {
   }
 };
 
+/// Block partials folded by the final launch.
+template <class A>
+struct partial_source {
+  const maybe<A>* partials;
+  index_t n;
+  STRATA_HD index_t units() const { return 0; }
+  STRATA_HD index_t scalars() const { return n; }
+  template <class, class Op>
+  STRATA_HD maybe<A> scalar(index_t k, Op) const {
+    return partials[k];
+  }
+  template <class, class Op>
+  STRATA_HD maybe<A> unit(index_t, Op) const {
+    return {A{}, false};
+  }
+};
+
 #if defined(STRATA_BACKEND_CUDA)
 inline constexpr int reduce_threads = 512;
 
-/// Device scratch for block partials, a completion counter and the result; grows, never shrinks.
-inline std::byte* reduce_scratch(std::size_t bytes) {
-  static thread_local buffer scratch;
-  static thread_local int device = -1;
-  int dev = 0;
-  cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
-  if (scratch.bytes() < bytes || dev != device) {
-    scratch = buffer();
-    buffer b(std::max<std::size_t>(bytes, 4096), memory_space::device);
-    fill_bytes_async(b.data(), 0, b.bytes(), stream_t{}, memory_space::device);
-    synchronize(stream_t{});
-    scratch = std::move(b);
-    device = dev;
-  }
-  return scratch.data();
-}
-
-template <class Source, class A, class Op>
-__global__ void __launch_bounds__(reduce_threads) reduce_kernel(Source src, Op op, A init, maybe<A>* partials,
-                                                               unsigned* done, A* result) {
+/// Each block reduces a grid-stride share of the source. Final: one block, which writes
+/// op(init, total) to *result; otherwise block b writes its partial to partials[b].
+template <class Source, class A, class Op, bool Final>
+__global__ void __launch_bounds__(reduce_threads) reduce_kernel(Source src, Op op, A init, maybe<A>* partials, A* result) {
   using block_reduce = cub::BlockReduce<maybe<A>, reduce_threads>;
   __shared__ typename block_reduce::TempStorage temp;
-  __shared__ bool last;
   const maybe_op<Op> mop{op};
   maybe<A> acc{A{}, false};
   const index_t tid = blockIdx.x * index_t(blockDim.x) + threadIdx.x, stride = index_t(gridDim.x) * blockDim.x;
@@ -152,43 +157,40 @@ __global__ void __launch_bounds__(reduce_threads) reduce_kernel(Source src, Op o
     acc = mop(acc, mop(mop(a, b), mop(c, d)));
   }
   for (; u < units; u += stride) acc = mop(acc, src.template unit<A>(u, op));
-  maybe<A> block = block_reduce(temp).Reduce(acc, mop);
-  if (threadIdx.x == 0) {
-    partials[blockIdx.x] = block;
-    __threadfence();
-    last = atomicAdd(done, 1u) == gridDim.x - 1;
-  }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  // The last block folds the partials in block order: the result does not depend on timing.
-  maybe<A> total{A{}, false};
-  for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) total = mop(total, partials[b]);
-  __syncthreads();
-  total = block_reduce(temp).Reduce(total, mop);
-  if (threadIdx.x == 0) {
-    *result = total.valid ? op(init, total.value) : init;
-    *done = 0;  // ready for the next launch on this scratch
-  }
+  const maybe<A> block = block_reduce(temp).Reduce(acc, mop);
+  if (threadIdx.x != 0) return;
+  if constexpr (Final) *result = block.valid ? op(init, block.value) : init;
+  else partials[blockIdx.x] = block;
 }
 
+/// Blocks for a reduction: as many as the GPU keeps resident, fewer when there is less work.
+inline int reduce_grid(index_t work) {
+  const auto& shape = current_device_shape();
+  const index_t resident = std::max(1, shape.sms * (shape.max_threads_per_sm / reduce_threads));
+  return int(std::clamp<index_t>((work + reduce_threads - 1) / reduce_threads, 1, resident));
+}
+
+/// op(init, fold of src) into device memory at result, stream ordered.
 template <class A, class Source, class Op>
 void reduce_async(const Source& src, A init, Op op, A* device_result, stream_t stream) {
-  check_stream(stream, "strata reduction");
-  const auto& shape = current_device_shape();
-  const int grid = std::max(1, shape.sms * (shape.max_threads_per_sm / reduce_threads));
-  std::byte* s = reduce_scratch(align_up(sizeof(maybe<A>) * grid, 256) + 256);
-  auto* partials = reinterpret_cast<maybe<A>*>(s);
-  auto* done = reinterpret_cast<unsigned*>(s + align_up(sizeof(maybe<A>) * grid, 256));
-  reduce_kernel<Source, A, Op><<<grid, reduce_threads, 0, stream>>>(src, op, init, partials, done, device_result);
-  check_launch("strata reduction");
+  const int grid = reduce_grid(std::max(src.units(), src.scalars()));
+  if (grid == 1) {
+    reduce_kernel<Source, A, Op, true><<<1, reduce_threads, 0, stream>>>(src, op, init, nullptr, device_result);
+    check_launch("strata reduction");
+    return;
+  }
+  scratch_block partials(sizeof(maybe<A>) * std::size_t(grid), stream);
+  reduce_kernel<Source, A, Op, false><<<grid, reduce_threads, 0, stream>>>(src, op, init, partials.as<maybe<A>>(), nullptr);
+  check_launch("strata reduction (blocks)");
+  reduce_kernel<partial_source<A>, A, Op, true><<<1, reduce_threads, 0, stream>>>(
+      partial_source<A>{partials.as<maybe<A>>(), grid}, op, init, nullptr, device_result);
+  check_launch("strata reduction (partials)");
 }
 
 template <class A, class Source, class Op>
 A reduce_to_host(const Source& src, A init, Op op, stream_t stream) {
-  static thread_local buffer result;
-  if (!result.data()) result = buffer(256, memory_space::device);
-  reduce_async<A>(src, init, op, reinterpret_cast<A*>(result.data()), stream);
+  scratch_block result(sizeof(A), stream);
+  reduce_async<A>(src, init, op, result.as<A>(), stream);
   A out;
   copy_bytes_async(&out, result.data(), sizeof(A), stream);
   synchronize(stream);
@@ -215,6 +217,19 @@ A reduce_to_host(const Source& src, A init, Op op, stream_t) {
 }
 #endif
 
+/// The operand a column span is, for the launch checks: where its memory lives.
+template <class F>
+operand column_operand(cuda::std::span<const F> column) {
+  return {"column", locate(column.data()), index_t(column.size()), type_name<F>()};
+}
+
+/// Packets over the records a view's whole packets cover, the rest one by one.
+template <class View, class Map>
+auto packet_source_of(const View& v, index_t body, Map map) {
+  auto p = packets(leading(v, body));
+  return packet_source<decltype(p), View, Map>{p, v, body, map};
+}
+
 struct identity_map {
   template <class X>
   STRATA_HD const X& operator()(const X& x) const {
@@ -227,6 +242,7 @@ struct identity_map {
 /// associative; elements are combined in a fixed order for a given device.
 template <class F, class Op>
 F reduce(cuda::std::span<const F> column, F init, Op op, stream_t stream = {}) {
+  detail::launch_scope scope("strata::reduce", stream, {detail::column_operand(column)});
   return detail::reduce_to_host<F>(detail::column_source<F, detail::identity_map>{column.data(), index_t(column.size()), {}},
                                    init, op, stream);
 }
@@ -240,10 +256,11 @@ F reduce(cuda::std::span<F> column, F init, Op op, stream_t stream = {}) {
 template <class V, class Map, class A, class Op>
 A transform_reduce(const V& v_arg, Map map, A init, Op op, stream_t stream = {}) {
   auto v = detail::as_const_view(v_arg);
+  detail::launch_scope scope("strata::transform_reduce", stream, {detail::described(v, "input")});
   using record = typename decltype(v)::value_type;
-  if constexpr (layout::record_descriptor<record>::all_fields_vectorizable) {
-    if (v.vector_ready())
-      return detail::reduce_to_host<A>(detail::packet_source<decltype(packets(v)), Map>{packets(v), map}, init, op, stream);
+  if constexpr (layout::record_descriptor<record>::all_leaves_vectorizable) {
+    const index_t body = detail::packet_body<record>(v.size(), v);
+    if (body >= 0) return detail::reduce_to_host<A>(detail::packet_source_of(v, body, map), init, op, stream);
   }
   return detail::reduce_to_host<A>(detail::record_source<decltype(v), Map>{v, map}, init, op, stream);
 }
@@ -252,14 +269,20 @@ A transform_reduce(const V& v_arg, Map map, A init, Op op, stream_t stream = {})
 #if defined(STRATA_BACKEND_CUDA)
 template <class F, class Op>
 void reduce_async(cuda::std::span<const F> column, F init, Op op, F* device_result, stream_t stream = {}) {
+  detail::launch_scope scope("strata::reduce_async", stream, {detail::column_operand(column)});
   detail::reduce_async<F>(detail::column_source<F, detail::identity_map>{column.data(), index_t(column.size()), {}}, init,
                           op, device_result, stream);
 }
 template <class V, class Map, class A, class Op>
 void transform_reduce_async(const V& v_arg, Map map, A init, Op op, A* device_result, stream_t stream = {}) {
   auto v = detail::as_const_view(v_arg);
-  if (!v.vector_ready()) throw size_error("strata::transform_reduce_async: the view cannot take packet access");
-  detail::reduce_async<A>(detail::packet_source<decltype(packets(v)), Map>{packets(v), map}, init, op, device_result, stream);
+  detail::launch_scope scope("strata::transform_reduce_async", stream, {detail::described(v, "input")});
+  using record = typename decltype(v)::value_type;
+  if constexpr (layout::record_descriptor<record>::all_leaves_vectorizable) {
+    const index_t body = detail::packet_body<record>(v.size(), v);
+    if (body >= 0) return detail::reduce_async<A>(detail::packet_source_of(v, body, map), init, op, device_result, stream);
+  }
+  detail::reduce_async<A>(detail::record_source<decltype(v), Map>{v, map}, init, op, device_result, stream);
 }
 #endif
 
@@ -292,6 +315,7 @@ struct merge_stats {
 
 template <class F>
 column_stats statistics(cuda::std::span<const F> column, stream_t stream = {}) {
+  detail::launch_scope scope("strata::statistics", stream, {detail::column_operand(column)});
   return detail::reduce_to_host<column_stats>(
       detail::column_source<F, detail::stats_of>{column.data(), index_t(column.size()), {}}, column_stats{},
       detail::merge_stats{}, stream);

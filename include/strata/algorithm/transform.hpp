@@ -1,16 +1,18 @@
 // strata::transform and strata::for_each over SoA views, projections and containers: whole packets
 // with 16-byte accesses per column when both sides allow it, record by record otherwise, through
-// Thrust (CUB's tuned kernels) on the CUDA backend. The path taken is returned, so a caller (and
-// the tests) can see a fallback instead of guessing.
+// Thrust (CUB's tuned kernels on the CUDA backend, OpenMP threads on the host backend: the same
+// dispatch and the same packet code on both). The path taken is returned, so a caller (and the
+// tests) can see a fallback instead of guessing.
 #pragma once
 
-#include <strata/memory/device.hpp>
 #include <strata/config.hpp>
 #include <strata/container/soa_view.hpp>
 #include <strata/iterator/packet.hpp>
 #include <strata/iterator/projection.hpp>
+#include <strata/memory/device.hpp>
 #include <strata/memory/resource.hpp>
 
+#include <thrust/execution_policy.h>
 #include <thrust/for_each.h>
 #include <thrust/transform.h>
 #if defined(STRATA_BACKEND_CUDA)
@@ -34,6 +36,45 @@ template <class V>
 auto as_const_view(const V& v) {
   if constexpr (requires { v.const_view(); }) return v.const_view();
   else return v;
+}
+
+/// The Thrust execution policy for device work on a stream: CUDA without a synchronization at the
+/// end, or the host backend's OpenMP system.
+inline auto policy(stream_t stream) {
+#if defined(STRATA_BACKEND_CUDA)
+  return thrust::cuda::par_nosync.on(stream);
+#else
+  (void)stream;
+  return thrust::device;
+#endif
+}
+inline void after_launch(const char* what) {
+#if defined(STRATA_BACKEND_CUDA)
+  check_launch(what);
+#else
+  (void)what;
+#endif
+}
+
+/// How many leading records of views of n records run as packets: all n when every view is
+/// 16-byte aligned and owns the padding of its last packet; the whole packets only (the rest record
+/// by record) when some view ends where its memory does; -1 when some view cannot take 16-byte
+/// access at all.
+template <class Record, class... V>
+index_t packet_body(index_t n, const V&... views) {
+  if constexpr (!layout::record_descriptor<Record>::all_leaves_vectorizable) {
+    return -1;
+  } else {
+    if (!(views.vector_aligned() && ...)) return -1;
+    if ((views.whole_packets() && ...)) return n;
+    constexpr index_t w = index_t(layout::record_descriptor<Record>::packet_width);
+    return n / w * w;
+  }
+}
+/// The first n records of a view, keeping its own padding when n is all of it.
+template <class V>
+V leading(const V& v, index_t n) {
+  return n == v.size() ? v : v.first(n);
 }
 
 /// Hands f the record, not the proxy Thrust passes, so generic (templated) functors see the record.
@@ -72,74 +113,59 @@ struct per_record_update_scalar {
 }  // namespace detail
 
 /// out[i] = f(in[i]) for every record; in and out are SoA views, projections or containers of the
-/// same size (in place is fine). Vectorized when both sides are vector_ready() and every field
-/// is 1, 2, 4, 8 or 16 bytes; otherwise record by record (the returned path says which).
+/// same size (in place is fine). Vectorized when both sides are 16-byte aligned and every leaf is
+/// 1, 2, 4, 8 or 16 bytes; otherwise record by record (the returned path says which). Records past
+/// size() are never written unless they are the view's own padding.
 template <class In, class Out, class F>
 path transform(const In& in_arg, Out&& out_arg, F f, stream_t stream = {}) {
   auto in = detail::as_const_view(in_arg);
   auto out = detail::as_view(out_arg);
   if (in.size() != out.size()) detail::throw_size_error("strata::transform: output records", out.size(), in.size());
-  detail::check_stream(stream, "strata::transform");
+  detail::launch_scope scope("strata::transform", stream, {detail::described(in, "input"), detail::described(out, "output")});
   using record = typename decltype(in)::value_type;
-  constexpr bool vectorizable = layout::record_descriptor<record>::all_fields_vectorizable;
-  const bool vector = vectorizable && in.vector_ready() && out.vector_ready();
   const index_t n = in.size();
-#if defined(STRATA_BACKEND_CUDA)
-  // The kernels are CUB's (thrust::transform -> cub::DeviceTransform, tuned per architecture); strata
-  // supplies the 16-byte packet accesses and the lifted functor.
-  if (n == 0) return vector ? path::vectorized : path::scalar;
-  const auto policy = thrust::cuda::par_nosync.on(stream);
-  if constexpr (vectorizable) {
-    if (vector) {
-      auto pin = packets(in);
-      auto pout = packets(out);
+  const index_t body = detail::packet_body<record>(n, in, out);
+  if (n == 0) return body >= 0 ? path::vectorized : path::scalar;
+  const auto policy = detail::policy(stream);
+  if constexpr (layout::record_descriptor<record>::all_leaves_vectorizable) {
+    if (body > 0) {
+      auto pin = packets(detail::leading(in, body));
+      auto pout = packets(detail::leading(out, body));
       thrust::transform(policy, packets_begin(pin), packets_end(pin), packets_begin(pout), per_record_fn<F>{f});
-      detail::check_launch("strata::transform (packets)");
-      return path::vectorized;
+      detail::after_launch("strata::transform (packets)");
     }
   }
-  thrust::transform(policy, records_begin(in), records_end(in), records_begin(out), detail::on_record<F>{f});
-  detail::check_launch("strata::transform (records)");
-#else
-  (void)stream;
-  STRATA_PARALLEL_FOR_IF(n > 4096)
-  for (index_t i = 0; i < n; ++i) out.store(i, f(in.load(i)));
-#endif
-  return vector ? path::vectorized : path::scalar;
+  const index_t from = body >= 0 ? body : 0;
+  if (from < n) {
+    thrust::transform(policy, records_begin(in) + from, records_end(in), records_begin(out) + from, detail::on_record<F>{f});
+    detail::after_launch("strata::transform (records)");
+  }
+  return body >= 0 ? path::vectorized : path::scalar;
 }
 
 /// f(record&) for every record, written back to the view's (or projection's) columns.
 template <class V, class F>
 path for_each(V&& v_arg, F f, stream_t stream = {}) {
   auto v = detail::as_view(v_arg);
-  detail::check_stream(stream, "strata::for_each");
+  detail::launch_scope scope("strata::for_each", stream, {detail::described(v, "view")});
   using record = typename decltype(v)::value_type;
-  constexpr bool vectorizable = layout::record_descriptor<record>::all_fields_vectorizable;
-  const bool vector = vectorizable && v.vector_ready();
   const index_t n = v.size();
-#if defined(STRATA_BACKEND_CUDA)
-  if (n == 0) return vector ? path::vectorized : path::scalar;
-  const auto policy = thrust::cuda::par_nosync.on(stream);
-  if constexpr (vectorizable) {
-    if (vector) {
-      auto pv = packets(v);
+  const index_t body = detail::packet_body<record>(n, v);
+  if (n == 0) return body >= 0 ? path::vectorized : path::scalar;
+  const auto policy = detail::policy(stream);
+  if constexpr (layout::record_descriptor<record>::all_leaves_vectorizable) {
+    if (body > 0) {
+      auto pv = packets(detail::leading(v, body));
       thrust::for_each(policy, packets_begin(pv), packets_end(pv), detail::per_record_update<F>{f});
-      detail::check_launch("strata::for_each (packets)");
-      return path::vectorized;
+      detail::after_launch("strata::for_each (packets)");
     }
   }
-  thrust::for_each(policy, records_begin(v), records_end(v), detail::per_record_update_scalar<F>{f});
-  detail::check_launch("strata::for_each (records)");
-#else
-  (void)stream;
-  STRATA_PARALLEL_FOR_IF(n > 4096)
-  for (index_t i = 0; i < n; ++i) {
-    auto r = v.load(i);
-    f(r);
-    v.store(i, r);
+  const index_t from = body >= 0 ? body : 0;
+  if (from < n) {
+    thrust::for_each(policy, records_begin(v) + from, records_end(v), detail::per_record_update_scalar<F>{f});
+    detail::after_launch("strata::for_each (records)");
   }
-#endif
-  return vector ? path::vectorized : path::scalar;
+  return body >= 0 ? path::vectorized : path::scalar;
 }
 
 }  // namespace strata

@@ -1,5 +1,6 @@
 // aos_vector<T, Space>: owning array of padded, aligned records (layout::aligned_record<T>), with the
-// same API as soa_vector where it applies.
+// same API as soa_vector where it applies (views from lvalues only, operations on the container's
+// own GPU).
 #pragma once
 
 #include <strata/config.hpp>
@@ -43,7 +44,8 @@ class aos_vector {
     copy_from(o);
   }
   aos_vector(aos_vector&& o) noexcept
-      : buf_(std::move(o.buf_)), size_(std::exchange(o.size_, 0)), capacity_(std::exchange(o.capacity_, 0)) {}
+      : buf_(std::move(o.buf_)), size_(std::exchange(o.size_, 0)), capacity_(std::exchange(o.capacity_, 0)),
+        device_(std::exchange(o.device_, -1)) {}
   aos_vector& operator=(const aos_vector& o) {
     if (this != &o) aos_vector(o).swap(*this);
     return *this;
@@ -59,11 +61,14 @@ class aos_vector {
   static constexpr size_type max_size() noexcept { return (std::size_t(-1) / 2) / sizeof(stored); }
   stored* data() noexcept { return ptr(); }
   const stored* data() const noexcept { return ptr(); }
+  int device() const noexcept { return device_; }
+  memory_location location() const noexcept { return {Space, device_}; }
 
   void swap(aos_vector& o) noexcept {
     buf_.swap(o.buf_);
     std::swap(size_, o.size_);
     std::swap(capacity_, o.capacity_);
+    std::swap(device_, o.device_);
   }
   friend void swap(aos_vector& a, aos_vector& b) noexcept { a.swap(b); }
 
@@ -76,11 +81,19 @@ class aos_vector {
   void resize(size_type n, const T& value) { resize_impl(n, &value); }
   void clear() noexcept { size_ = 0; }
 
-  view_type view() noexcept { return view_type(ptr(), index_t(size_)); }
-  const_view_type view() const noexcept { return const_view(); }
-  const_view_type const_view() const noexcept { return const_view_type(ptr(), index_t(size_)); }
-  operator view_type() noexcept { return view(); }
-  operator const_view_type() const noexcept { return const_view(); }
+  // Views are taken from lvalues only: a view of a temporary container would dangle.
+  view_type view() & noexcept { return view_type(ptr(), index_t(size_), location()); }
+  const_view_type view() const& noexcept { return const_view(); }
+  const_view_type const_view() const& noexcept { return const_view_type(ptr(), index_t(size_), location()); }
+  operator view_type() & noexcept { return view(); }
+  operator const_view_type() const& noexcept { return const_view(); }
+  void view() && = delete;
+  void view() const&& = delete;
+  void const_view() && = delete;
+  void const_view() const&& = delete;
+  operator view_type() && = delete;
+  operator const_view_type() && = delete;
+  operator const_view_type() const&& = delete;
 
   using system = thrust_system_t<Space>;
   using iterator = record_iterator<view_type, system>;
@@ -96,6 +109,7 @@ class aos_vector {
     check_size(n, "assign");
     if (n > 0 && records == nullptr) throw size_error("strata: aos_vector::assign: null pointer with " + std::to_string(n) + " records");
     aos_vector fresh;
+    fresh.device_ = device_;
     fresh.allocate(n);
     fresh.size_ = n;
     if (Space != memory_space::device || !STRATA_DEVICE_IS_SEPARATE) {
@@ -176,13 +190,15 @@ STRATA_PARALLEL_FOR_IF(n > (1 << 16))
     for (index_t i = 0; i < index_t(n); ++i) out[i] = stored(in[i]);
   }
   void allocate(size_type capacity) {
+    if (Space == memory_space::device && STRATA_DEVICE_IS_SEPARATE && device_ < 0) device_ = detail::current_device();
+    detail::device_guard on(device_);
     buffer b(capacity * sizeof(stored), Space);
     fill_bytes_async(b.data(), 0, b.bytes(), stream_t{}, Space);
     synchronize(stream_t{});
     buf_ = std::move(b);
     capacity_ = capacity;
   }
-  aos_vector(const aos_vector& o, size_type capacity) {
+  aos_vector(const aos_vector& o, size_type capacity) : device_(o.device_) {
     check_size(capacity, "reserve");
     allocate(capacity);
     copy_bytes(ptr(), o.ptr(), o.size_ * sizeof(stored));
@@ -201,6 +217,7 @@ STRATA_PARALLEL_FOR_IF(n > (1 << 16))
   }
   void fill_tail(size_type from, size_type to, const T* value) {
     if (to <= from) return;
+    detail::device_guard on(device_);
     if (!value) {
       fill_bytes_async(ptr() + from, 0, (to - from) * sizeof(stored), stream_t{}, Space);
       synchronize(stream_t{});
@@ -226,6 +243,7 @@ STRATA_PARALLEL_FOR_IF(n > (1 << 16))
   buffer buf_;
   size_type size_ = 0;
   size_type capacity_ = 0;
+  int device_ = -1;
 };
 
 template <class T>

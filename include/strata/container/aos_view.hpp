@@ -4,6 +4,8 @@
 
 #include <strata/config.hpp>
 #include <strata/layout/vector_access.hpp>
+#include <strata/reflect/leaves.hpp>
+#include <strata/memory/device.hpp>
 #include <strata/memory/error.hpp>
 
 #include <cuda/std/span>
@@ -42,14 +44,16 @@ class aos_reference {
   {
     return *this = o.get();
   }
-  template <std::size_t I>
+  template <std::size_t L>
   STRATA_HD auto& get() const {
-    return p_->value.*reflect::member_pointer<record, I>;
+    return reflect::leaf<L>(p_->value);
   }
-  template <auto P>
-    requires std::is_member_object_pointer_v<decltype(P)>
+  /// Any member a selector names, a leaf or a whole struct, array or vector member (records are
+  /// stored whole, so each is one object in memory).
+  template <auto Sel>
+    requires selector<Sel>
   STRATA_HD auto& get() const {
-    return p_->value.*P;
+    return reflect::selection<record, Sel>::path::get(p_->value);
   }
   friend STRATA_HD void swap(const aos_reference& a, const aos_reference& b)
     requires(!std::is_const_v<T>)
@@ -63,9 +67,10 @@ class aos_reference {
   stored* p_;
 };
 
-template <auto P, class T>
+template <auto Sel, class T>
+  requires selector<Sel>
 STRATA_HD auto& get(const aos_reference<T>& r) {
-  return r.template get<P>();
+  return r.template get<Sel>();
 }
 
 template <class T>
@@ -78,14 +83,15 @@ class aos_view {
   static constexpr bool is_const = std::is_const_v<T>;
 
   aos_view() = default;
-  STRATA_HD aos_view(stored* data, index_t size) : data_(data), size_(size) {}
+  STRATA_HD aos_view(stored* data, index_t size, memory_location where = {}) : data_(data), size_(size), where_(where) {}
   template <class U = T>
     requires(!std::is_const_v<U>)
   STRATA_HD operator aos_view<const record>() const {
-    return aos_view<const record>(data_, size_);
+    return aos_view<const record>(data_, size_, where_);
   }
 
   STRATA_HD index_t size() const { return size_; }
+  STRATA_HD memory_location location() const { return where_; }
   STRATA_HD bool empty() const { return size_ == 0; }
   STRATA_HD stored* data() const { return data_; }
   STRATA_HD cuda::std::span<stored> records() const { return {data_, static_cast<std::size_t>(size_)}; }
@@ -100,6 +106,7 @@ class aos_view {
  private:
   stored* data_ = nullptr;
   index_t size_ = 0;
+  memory_location where_{};
 };
 
 /// A view over foreign padded records: throws if the pointer is null with records, or not aligned
@@ -112,7 +119,7 @@ aos_view<T> make_aos_view(cuda::std::span<S> records, index_t n) {
   if (records.data() == nullptr && n > 0) throw size_error("strata: make_aos_view: null pointer with " + std::to_string(n) + " records");
   constexpr std::size_t need = alignof(layout::aligned_record<std::remove_const_t<T>>);
   if (reinterpret_cast<std::uintptr_t>(records.data()) % need != 0) throw misaligned_pointer("make_aos_view: records", records.data(), need);
-  return aos_view<T>(records.data(), n);
+  return aos_view<T>(records.data(), n, detail::locate(records.data()));
 }
 
 }  // namespace strata

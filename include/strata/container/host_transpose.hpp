@@ -1,5 +1,6 @@
 // AoS <-> SoA between a host array of records and a container's columns: loops over records for
-// host memory, the pinned, chunked device pipeline of strata/convert for device memory.
+// host and pinned memory, the pinned, chunked device pipeline of strata/convert for device memory
+// (on the host backend that pipeline runs the device's tile logic on the CPU).
 #pragma once
 
 #include <strata/config.hpp>
@@ -24,7 +25,7 @@ STRATA_PARALLEL_FOR_IF(n > (1 << 16))
 
 template <class T>
 void aos_to_soa_from_host(const T* in, std::size_t n, const soa_view<T>& out, memory_space space) {
-  if (space == memory_space::device && STRATA_DEVICE_IS_SEPARATE) {
+  if (space == memory_space::device) {
     host_aos_to_soa(in, index_t(n), out, stream_t{});  // pinned staging + device transpose
     return;
   }
@@ -33,7 +34,7 @@ void aos_to_soa_from_host(const T* in, std::size_t n, const soa_view<T>& out, me
 
 template <class T>
 void soa_to_aos_to_host(const soa_view<const T>& in, T* out, memory_space space) {
-  if (space == memory_space::device && STRATA_DEVICE_IS_SEPARATE) {
+  if (space == memory_space::device) {
     soa_to_host_aos(in, out, stream_t{});
     return;
   }

@@ -1,5 +1,7 @@
-// soa_vector<T, Space>: owning SoA container, one padded allocation per container (see soa_layout).
-// Copies are deep, as for thrust::device_vector; element access from the host is the slow path.
+// soa_vector<T, Space>: owning SoA container, one padded allocation per container (see soa_layout),
+// one column per leaf of T. Copies are deep, as for thrust::device_vector; element access from the
+// host is the slow path. Device memory stays on the GPU that was current when it was first
+// allocated; the container's own operations run there whatever device is current.
 #pragma once
 
 #include <strata/config.hpp>
@@ -37,7 +39,7 @@ class soa_vector {
   using view_type = soa_view<T>;
   using const_view_type = soa_view<const T>;
   static constexpr memory_space space = Space;
-  static constexpr std::size_t fields = layout_type::fields;
+  static constexpr std::size_t leaves = layout_type::leaves;
 
   soa_vector() = default;
   explicit soa_vector(size_type n) { resize(n); }
@@ -56,7 +58,8 @@ class soa_vector {
     copy_from(o);
   }
   soa_vector(soa_vector&& o) noexcept
-      : buf_(std::move(o.buf_)), size_(std::exchange(o.size_, 0)), capacity_(std::exchange(o.capacity_, 0)) {}
+      : buf_(std::move(o.buf_)), size_(std::exchange(o.size_, 0)), capacity_(std::exchange(o.capacity_, 0)),
+        device_(std::exchange(o.device_, -1)) {}
   soa_vector& operator=(const soa_vector& o) {
     if (this != &o) soa_vector(o).swap(*this);
     return *this;
@@ -72,11 +75,15 @@ class soa_vector {
   static constexpr size_type max_size() noexcept { return layout_type::max_capacity; }
   /// Bytes of the one allocation (columns, their padding and the gaps to 256-byte boundaries).
   size_type allocated_bytes() const noexcept { return buf_.bytes(); }
+  /// The GPU holding the records (-1: none yet, or host memory).
+  int device() const noexcept { return device_; }
+  memory_location location() const noexcept { return {Space, device_}; }
 
   void swap(soa_vector& o) noexcept {
     buf_.swap(o.buf_);
     std::swap(size_, o.size_);
     std::swap(capacity_, o.capacity_);
+    std::swap(device_, o.device_);
   }
   friend void swap(soa_vector& a, soa_vector& b) noexcept { a.swap(b); }
 
@@ -86,9 +93,10 @@ class soa_vector {
     if (n <= capacity_) return;
     check_size(n, "reserve");
     soa_vector grown;
+    grown.device_ = device_;
     grown.allocate(layout_type::round_capacity(n));
-    for (std::size_t i = 0; i < fields; ++i)
-      copy_bytes_async(grown.column_ptr(i), column_ptr(i), size_ * layout_type::field_sizes[i], stream_t{});
+    for (std::size_t i = 0; i < leaves; ++i)
+      copy_bytes_async(grown.column_ptr(i), column_ptr(i), size_ * layout_type::leaf_sizes[i], stream_t{});
     synchronize(stream_t{});
     grown.size_ = size_;
     swap(grown);
@@ -99,13 +107,21 @@ class soa_vector {
   void resize(size_type n, const T& value) { resize_impl(n, &value); }
   void clear() noexcept { size_ = 0; }
 
-  view_type view() noexcept { return view_type(columns<std::byte*>(), index_t(size_), index_t(capacity_)); }
-  const_view_type view() const noexcept { return const_view(); }
-  const_view_type const_view() const noexcept {
-    return const_view_type(columns<const std::byte*>(), index_t(size_), index_t(capacity_));
+  // Views are taken from lvalues only: a view of a temporary container would dangle.
+  view_type view() & noexcept { return view_type(columns<std::byte*>(), index_t(size_), index_t(capacity_), location()); }
+  const_view_type view() const& noexcept { return const_view(); }
+  const_view_type const_view() const& noexcept {
+    return const_view_type(columns<const std::byte*>(), index_t(size_), index_t(capacity_), location());
   }
-  operator view_type() noexcept { return view(); }
-  operator const_view_type() const noexcept { return const_view(); }
+  operator view_type() & noexcept { return view(); }
+  operator const_view_type() const& noexcept { return const_view(); }
+  void view() && = delete;
+  void view() const&& = delete;
+  void const_view() && = delete;
+  void const_view() const&& = delete;
+  operator view_type() && = delete;
+  operator const_view_type() && = delete;
+  operator const_view_type() const&& = delete;
 
   using system = thrust_system_t<Space>;
   using iterator = record_iterator<view_type, system>;
@@ -121,15 +137,15 @@ class soa_vector {
   auto column() noexcept { return view().template column<I>(); }
   template <std::size_t I>
   auto column() const noexcept { return const_view().template column<I>(); }
-  template <auto P>
-    requires std::is_member_object_pointer_v<decltype(P)>
+  template <auto Sel>
+    requires selector<Sel>
   auto column() noexcept {
-    return view().template column<P>();
+    return view().template column<Sel>();
   }
-  template <auto P>
-    requires std::is_member_object_pointer_v<decltype(P)>
+  template <auto Sel>
+    requires selector<Sel>
   auto column() const noexcept {
-    return const_view().template column<P>();
+    return const_view().template column<Sel>();
   }
 
   /// Replaces the contents with n AoS records from host memory.
@@ -137,6 +153,7 @@ class soa_vector {
     check_size(n, "assign");
     if (n > 0 && records == nullptr) throw size_error("strata: soa_vector::assign: null pointer with " + std::to_string(n) + " records");
     soa_vector fresh;
+    fresh.device_ = device_;
     fresh.allocate(layout_type::round_capacity(n));
     fresh.size_ = n;
     detail::aos_to_soa_from_host(records, n, fresh.view(), Space);
@@ -164,25 +181,25 @@ class soa_vector {
   template <memory_space S>
   void copy_to_async(soa_vector<T, S>& dst, stream_t stream) const {
     if (dst.size() != size_) detail::throw_size_error("soa_vector::copy_to_async: destination size", index_t(dst.size()), index_t(size_));
-    for (std::size_t i = 0; i < fields; ++i)
-      copy_bytes_async(dst.view().column_bytes(i), column_ptr(i), size_ * layout_type::field_sizes[i], stream);
+    for (std::size_t i = 0; i < leaves; ++i)
+      copy_bytes_async(dst.view().column_bytes(i), column_ptr(i), size_ * layout_type::leaf_sizes[i], stream);
   }
 
-  /// Record i read or written from the host (one small copy per field).
+  /// Record i read or written from the host (one small copy per leaf).
   T get(size_type i) const {
     check_index(i);
     T r;
-    reflect::for_each_field<T>([&](auto f) {
-      constexpr std::size_t I = decltype(f)::value;
-      copy_bytes(&(r.*reflect::member_pointer<T, I>), const_view().template column_data<I>() + i, layout_type::field_sizes[I]);
+    reflect::for_each_leaf<T>([&](auto f) {
+      constexpr std::size_t L = decltype(f)::value;
+      copy_bytes(&reflect::leaf<L>(r), const_view().template column_data<L>() + i, layout_type::leaf_sizes[L]);
     });
     return r;
   }
   void set(size_type i, const T& r) {
     check_index(i);
-    reflect::for_each_field<T>([&](auto f) {
-      constexpr std::size_t I = decltype(f)::value;
-      copy_bytes(view().template column_data<I>() + i, &(r.*reflect::member_pointer<T, I>), layout_type::field_sizes[I]);
+    reflect::for_each_leaf<T>([&](auto f) {
+      constexpr std::size_t L = decltype(f)::value;
+      copy_bytes(view().template column_data<L>() + i, &reflect::leaf<L>(r), layout_type::leaf_sizes[L]);
     });
   }
 
@@ -210,14 +227,17 @@ class soa_vector {
 
   std::byte* column_ptr(std::size_t i) const noexcept { return buf_.data() + layout_type::column_offset(capacity_, i); }
   template <class P>
-  cuda::std::array<P, fields> columns() const noexcept {
-    cuda::std::array<P, fields> c{};
-    for (std::size_t i = 0; i < fields; ++i) c[i] = capacity_ ? column_ptr(i) : nullptr;
+  cuda::std::array<P, leaves> columns() const noexcept {
+    cuda::std::array<P, leaves> c{};
+    for (std::size_t i = 0; i < leaves; ++i) c[i] = capacity_ ? column_ptr(i) : nullptr;
     return c;
   }
 
-  // Allocates capacity for an empty container and zeroes every byte, so padding lanes are initialised.
+  // Allocates capacity for an empty container and zeroes every byte, so padding lanes are
+  // initialised. Device memory goes to the container's GPU (the current one for a new container).
   void allocate(size_type capacity) {
+    if (Space == memory_space::device && STRATA_DEVICE_IS_SEPARATE && device_ < 0) device_ = detail::current_device();
+    detail::device_guard on(device_);
     buffer b(layout_type::bytes(capacity), Space);
     fill_bytes_async(b.data(), 0, b.bytes(), stream_t{}, Space);
     synchronize(stream_t{});
@@ -236,26 +256,27 @@ class soa_vector {
     }
     size_ = n;
   }
-  // Copy of o with room for capacity records; the space past o.size() is zero.
-  soa_vector(const soa_vector& o, size_type capacity) {
+  // Copy of o with room for capacity records, on o's device; the space past o.size() is zero.
+  soa_vector(const soa_vector& o, size_type capacity) : device_(o.device_) {
     allocate(layout_type::round_capacity(capacity));
-    for (std::size_t i = 0; i < fields; ++i)
-      copy_bytes_async(column_ptr(i), o.column_ptr(i), o.size_ * layout_type::field_sizes[i], stream_t{});
+    for (std::size_t i = 0; i < leaves; ++i)
+      copy_bytes_async(column_ptr(i), o.column_ptr(i), o.size_ * layout_type::leaf_sizes[i], stream_t{});
     synchronize(stream_t{});
     size_ = o.size_;
   }
   // Records [from, to) become value, or zero bytes when value is null.
   void fill_tail(size_type from, size_type to, const T* value) {
     if (to <= from) return;
+    detail::device_guard on(device_);
     if (!value) {
-      for (std::size_t i = 0; i < fields; ++i)
-        fill_bytes_async(column_ptr(i) + from * layout_type::field_sizes[i], 0, (to - from) * layout_type::field_sizes[i], stream_t{}, Space);
+      for (std::size_t i = 0; i < leaves; ++i)
+        fill_bytes_async(column_ptr(i) + from * layout_type::leaf_sizes[i], 0, (to - from) * layout_type::leaf_sizes[i], stream_t{}, Space);
       synchronize(stream_t{});
       return;
     }
-    reflect::for_each_field<T>([&](auto f) {
-      constexpr std::size_t I = decltype(f)::value;
-      detail::fill_n(view().template column_data<I>() + from, index_t(to - from), value->*reflect::member_pointer<T, I>, Space);
+    reflect::for_each_leaf<T>([&](auto f) {
+      constexpr std::size_t L = decltype(f)::value;
+      detail::fill_n(view().template column_data<L>() + from, index_t(to - from), reflect::leaf<L>(*value), Space);
     });
   }
 
@@ -278,6 +299,7 @@ class soa_vector {
   buffer buf_;
   size_type size_ = 0;
   size_type capacity_ = 0;
+  int device_ = -1;
 };
 
 template <class T>

@@ -196,6 +196,7 @@ template <class T>
 void host_aos_to_soa(const T* host, index_t n, const soa_view<T>& dst, stream_t stream) {
   check_aos_pointer<T>("host_aos_to_soa", host, n, alignof(T));
   check_soa_destination("host_aos_to_soa", dst, n);
+  launch_scope scope("strata host AoS -> SoA", stream, {described(dst, "SoA output")});
 #if defined(STRATA_BACKEND_CUDA)
   if (n == 0) return;
   constexpr index_t c = chunk_records<sizeof(T)>();
@@ -223,6 +224,7 @@ void soa_to_host_aos(const soa_view<const T>& src, T* host, stream_t stream) {
   const index_t n = src.size();
   check_aos_pointer<T>("soa_to_host_aos", host, n, alignof(T));
   check_soa_destination("soa_to_host_aos", src, n);
+  launch_scope scope("strata SoA -> host AoS", stream, {described(src, "SoA input")});
 #if defined(STRATA_BACKEND_CUDA)
   if (n == 0) return;
   constexpr index_t c = chunk_records<sizeof(T)>();

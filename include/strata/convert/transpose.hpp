@@ -1,9 +1,10 @@
 // AoS <-> SoA transposition of one run of records, and the argument checks its callers share.
-// On the device: each warp moves tiles of records between the AoS bytes and its own slice of shared
-// memory with coalesced 16-byte accesses, and between shared memory and each column with 16-byte
-// stores or loads. AoS pointers need only the record's natural alignment: 16-byte chunks that
-// reach past the array's ends move byte by byte, as do chunks a tile shares with its neighbour on
-// the output side (so no warp writes another warp's bytes).
+// Each warp moves one tile of records between the AoS bytes and its own slice of shared memory with
+// coalesced 16-byte accesses, and between shared memory and each leaf's column with 16-byte stores
+// or loads. AoS pointers need only the record's natural alignment: 16-byte chunks that reach past
+// the array's ends move byte by byte, as do chunks a tile shares with its neighbour on the output
+// side (so no warp writes another warp's bytes). The tile logic is written once, as the two phases
+// a lane runs on either side of __syncwarp(); the host backend runs the same phases lane by lane.
 #pragma once
 
 #include <strata/config.hpp>
@@ -19,31 +20,30 @@
 #include <cstdint>
 #include <cstring>
 #include <numeric>
-
 #include <string>
+#include <vector>
 
 namespace strata::detail {
 
-#if defined(STRATA_BACKEND_CUDA)
 /// Every warp transposes its own tile: the tile's AoS bytes go through a slice of shared memory that
 /// only that warp touches, so warps never wait for each other (__syncwarp, no __syncthreads). One
 /// tile per warp and a grid of all tiles: small blocks and a register bound that keeps six of them
-/// per SM let the GPU hold many tiles' loads in flight. On the H200 that reached 0.98-0.99 of a
-/// copy where warps looping over tiles with the next tile's loads in registers reached 0.92-0.95
-/// (bench/results/nvidia-h200-2026-11-22-experiments.md, run 9).
+/// per SM let the GPU hold many tiles' loads in flight.
 template <std::size_t Stride>
 struct warp_tile {
   static constexpr std::size_t stride = Stride;
   /// Records per tile: a multiple of 128 (one 16-byte vector of a 4-byte column per lane) near
-  /// 4 KiB of records; fewer for records over 32 bytes (at most 8 KiB). Always a multiple of 16, so
-  /// every column's part of a tile starts on a 16-byte boundary.
+  /// 4 KiB of records; fewer for records over 32 bytes (about 8 KiB, at least 16 records). Always a
+  /// multiple of 16, so every column's part of a tile starts on a 16-byte boundary.
   static constexpr index_t records =
       Stride <= 32 ? index_t(4096 / Stride) / 128 * 128 : std::clamp<index_t>(index_t(8192 / Stride) / 16 * 16, 16, 128);
   /// 16-byte chunks a tile can touch: one more than its bytes need when the AoS side is not
   /// 16-byte aligned.
   static constexpr std::size_t chunks = (std::size_t(records) * Stride + 15) / 16 + 1;
   static constexpr int chunks_per_lane = int((chunks + 31) / 32);
-  static constexpr int warps = 4;
+  /// Four warps per block; fewer where tiles are so large (records past 512 bytes) that four would
+  /// not fit the 48 KiB of static shared memory a block may have.
+  static constexpr int warps = int(std::clamp<std::size_t>(32768 / (chunks * 16), 1, 4));
   static constexpr int threads = 32 * warps;
   /// Blocks per SM the register allocation must allow (__launch_bounds__): six (80 registers) for
   /// records up to 32 bytes, measured with 24- and 28-byte records; two for larger records, whose
@@ -51,12 +51,12 @@ struct warp_tile {
   static constexpr int min_blocks = Stride <= 32 ? 6 : 2;
 };
 
-/// Column I of a tile of R records moves in units of whole 16-byte vectors: u records, v vectors.
-template <class T, std::size_t I, index_t R>
+/// Column L of a tile of R records moves in units of whole 16-byte vectors: u records, v vectors.
+template <class T, std::size_t L, index_t R>
 struct column_unit {
-  using field = reflect::field_type_t<T, I>;
-  static constexpr std::size_t u = 16 / std::gcd(sizeof(field), std::size_t(16));
-  static constexpr std::size_t v = u * sizeof(field) / 16;
+  using leaf = reflect::leaf_type_t<T, L>;
+  static constexpr std::size_t u = 16 / std::gcd(sizeof(leaf), std::size_t(16));
+  static constexpr std::size_t v = u * sizeof(leaf) / 16;
   static constexpr int per_lane = int((std::size_t(R) / u + 31) / 32);
   static constexpr std::size_t words = std::size_t(per_lane) * v;  // registers (x4) per lane
 };
@@ -69,26 +69,57 @@ constexpr int rotation_period(std::size_t u, std::size_t stride) {
   return 32 / int(std::gcd(u * stride / 4, std::size_t(32)));
 }
 /// Which record of its unit lane `lane` handles at step j.
-__device__ inline int rotated(int j, int lane, int period, int u) { return period >= 32 ? j : (j + lane / period) & (u - 1); }
+STRATA_HD inline int rotated(int j, int lane, int period, int u) { return period >= 32 ? j : (j + lane / period) & (u - 1); }
 
-template <class T, index_t R, std::size_t I>
-constexpr std::size_t column_word_offset() {
-  std::size_t off = 0;
-  [&]<std::size_t... J>(std::index_sequence<J...>) { ((off += J < I ? column_unit<T, J, R>::words : 0), ...); }(
-      std::make_index_sequence<reflect::field_count<T>>{});
-  return off;
-}
+/// The leaves whose vectors a lane holds in registers at once on the SoA -> AoS side: consecutive
+/// leaves up to 16 vectors (64 registers); records with more go through several batches.
 template <class T, index_t R>
-inline constexpr std::size_t column_words = column_word_offset<T, R, reflect::field_count<T>>();
+struct leaf_batches {
+  static constexpr std::size_t max_words = 16;
+  static constexpr auto bounds = [] {
+    std::array<std::size_t, reflect::leaf_count<T> + 1> b{};
+    std::size_t count = 0, words = 0;
+    [&]<std::size_t... L>(std::index_sequence<L...>) {
+      auto add = [&](std::size_t leaf, std::size_t w) {
+        if (leaf == 0 || words + w > max_words) b[count++] = leaf, words = 0;
+        words += w;
+      };
+      (add(L, column_unit<T, L, R>::words), ...);
+    }(std::make_index_sequence<reflect::leaf_count<T>>{});
+    b[count] = reflect::leaf_count<T>;
+    return std::pair{b, count};
+  }();
+  static constexpr std::size_t count = bounds.second;
+  static constexpr std::size_t begin(std::size_t k) { return bounds.first[k]; }
+  static constexpr std::size_t end(std::size_t k) { return bounds.first[k + 1]; }
+  /// Word offset of leaf L inside its batch's registers, and the batch's register count.
+  template <std::size_t L>
+  static constexpr std::size_t word_offset() {
+    std::size_t k = 0;
+    while (end(k) <= L) ++k;
+    std::size_t off = 0;
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      ((off += (J >= begin(k) && J < L) ? column_unit<T, J, R>::words : 0), ...);
+    }(std::make_index_sequence<reflect::leaf_count<T>>{});
+    return off;
+  }
+  static constexpr std::size_t words(std::size_t k) {
+    std::size_t w = 0;
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      ((w += (J >= begin(k) && J < end(k)) ? column_unit<T, J, R>::words : 0), ...);
+    }(std::make_index_sequence<reflect::leaf_count<T>>{});
+    return w;
+  }
+};
 
-/// padding_byte<T, Stride>[b]: byte b of a Stride-byte record holds no field of T.
+/// padding_byte<T, Stride>[b]: byte b of a Stride-byte record holds no leaf of T.
 template <class T, std::size_t Stride>
 inline constexpr auto padding_byte = [] {
   std::array<bool, Stride> pad{};
   for (auto& p : pad) p = true;
-  [&]<std::size_t... I>(std::index_sequence<I...>) {
-    ((std::fill_n(pad.begin() + reflect::field_offset<T, I>(), sizeof(reflect::field_type_t<T, I>), false)), ...);
-  }(std::make_index_sequence<reflect::field_count<T>>{});
+  [&]<std::size_t... L>(std::index_sequence<L...>) {
+    ((std::fill_n(pad.begin() + reflect::leaf_offset<T, L>(), sizeof(reflect::leaf_type_t<T, L>), false)), ...);
+  }(std::make_index_sequence<reflect::leaf_count<T>>{});
   return pad;
 }();
 
@@ -99,7 +130,7 @@ struct tile_span {
   std::uintptr_t gbegin, gend, w0;
   std::size_t chunks;
   template <std::size_t Stride, index_t R>
-  __device__ static tile_span of(std::uintptr_t abegin, index_t n, index_t t) {
+  STRATA_HD static tile_span of(std::uintptr_t abegin, index_t n, index_t t) {
     tile_span s;
     s.count = n - t * R < R ? n - t * R : R;
     s.gbegin = abegin + std::uintptr_t(t * R) * Stride;
@@ -111,132 +142,189 @@ struct tile_span {
 };
 
 /// AoS (records of Stride bytes; Stride = sizeof(T) or the padded size) -> SoA columns, from dst
-/// record `first` on. One tile per warp, no loop over tiles: a loop kept its loop-carried state in
-/// registers (the mixed record's SoA -> AoS kernel: 80 registers with it, 56 without; 0.91 against
-/// 0.99 of a copy, run 10 of the experiments file).
-template <class T, class Tile>
-__global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
-    aos_to_soa_kernel(const std::byte* src, index_t n, soa_view<T> dst, index_t first) {
-  using tile = Tile;
-  constexpr std::size_t Stride = Tile::stride;
-  constexpr index_t R = tile::records;
-  constexpr int C = tile::chunks_per_lane;
-  __shared__ __align__(16) std::byte smem[tile::warps][tile::chunks * 16];
-  const int lane = int(threadIdx.x % 32);
-  std::byte* sm = smem[threadIdx.x / 32];
-  const std::uintptr_t abegin = reinterpret_cast<std::uintptr_t>(src), aend = abegin + std::uintptr_t(n) * Stride;
-  const index_t tiles = (n + R - 1) / R, t = index_t(blockIdx.x) * tile::warps + index_t(threadIdx.x / 32);
-  if (t >= tiles) return;  // whole warps: no __syncwarp is skipped
-  // A chunk is loaded whole when it lies inside the array; the array's first and last chunks
-  // (reaching past its ends) move byte by byte.
-  auto whole = [&](std::uintptr_t a) { return a >= abegin && a + 16 <= aend; };
-  const tile_span s = tile_span::of<Stride, R>(abegin, n, t);
-  vec::word16 w[C];  // every load of the tile issued before the first shared-memory store
-  STRATA_UNROLL
-  for (int j = 0; j < C; ++j) {
-    const std::size_t c = std::size_t(lane + 32 * j);
-    const std::uintptr_t a = s.w0 + c * 16;
-    if (c < s.chunks && whole(a)) w[j] = vec::load<16>(src + (a - abegin));
-  }
-  STRATA_UNROLL
-  for (int j = 0; j < C; ++j) {
-    const std::size_t c = std::size_t(lane + 32 * j);
-    const std::uintptr_t a = s.w0 + c * 16;
-    if (c >= s.chunks) break;
-    if (whole(a)) {
-      vec::store_local(sm + c * 16, w[j]);
-    } else {
-      const std::uintptr_t lo = std::max(a, s.gbegin), hi = std::min(a + 16, s.gend);
-      for (std::uintptr_t b = lo; b < hi; ++b) sm[c * 16 + (b - a)] = src[b - abegin];
+/// record `first` on. Masked: the destination's capacity may end inside a column unit (a foreign
+/// view), so a unit that reaches past it is written element by element, its records only;
+/// otherwise units past the last record are written whole, their padding lanes as zeros.
+template <class T, class Tile, bool Masked>
+struct aos_to_soa_tile {
+  static constexpr std::size_t Stride = Tile::stride;
+  static constexpr index_t R = Tile::records;
+  static constexpr int C = Tile::chunks_per_lane;
+
+  /// Lane `lane`'s chunks of tile t: AoS bytes -> the warp's shared memory. Every load is issued
+  /// before the first shared-memory store. A chunk is loaded whole when it lies inside the array;
+  /// the array's first and last chunks (reaching past its ends) move byte by byte.
+  STRATA_HD static void load(int lane, std::byte* sm, const std::byte* src, index_t n, index_t t) {
+    const std::uintptr_t abegin = reinterpret_cast<std::uintptr_t>(src), aend = abegin + std::uintptr_t(n) * Stride;
+    auto whole = [&](std::uintptr_t a) { return a >= abegin && a + 16 <= aend; };
+    const tile_span s = tile_span::of<Stride, R>(abegin, n, t);
+    vec::word16 w[C];
+    STRATA_UNROLL
+    for (int j = 0; j < C; ++j) {
+      const std::size_t c = std::size_t(lane + 32 * j);
+      const std::uintptr_t a = s.w0 + c * 16;
+      if (c < s.chunks && whole(a)) w[j] = vec::load<16>(src + (a - abegin));
+    }
+    STRATA_UNROLL
+    for (int j = 0; j < C; ++j) {
+      const std::size_t c = std::size_t(lane + 32 * j);
+      const std::uintptr_t a = s.w0 + c * 16;
+      if (c >= s.chunks) break;
+      if (whole(a)) {
+        vec::store_local(sm + c * 16, w[j]);
+      } else {
+        const std::uintptr_t lo = std::max(a, s.gbegin), hi = std::min(a + 16, s.gend);
+        for (std::uintptr_t b = lo; b < hi; ++b) sm[c * 16 + (b - a)] = src[b - abegin];
+      }
     }
   }
-  __syncwarp();
-  const std::byte* rec = sm + (s.gbegin - s.w0);
-  reflect::for_each_field<T>([&](auto f) {
-    constexpr std::size_t I = decltype(f)::value;
-    using cu = column_unit<T, I, R>;
-    using F = typename cu::field;
-    constexpr std::size_t off = reflect::field_offset<T, I>();
+
+  /// Lane `lane`'s units of every column: the warp's shared memory -> 16-byte column stores.
+  STRATA_HD static void store(int lane, const std::byte* sm, const std::byte* src, index_t n, const soa_view<T>& dst,
+                              index_t first, index_t t) {
+    const tile_span s = tile_span::of<Stride, R>(reinterpret_cast<std::uintptr_t>(src), n, t);
+    const std::byte* rec = sm + (s.gbegin - s.w0);
+    reflect::for_each_leaf<T>([&](auto f) {
+      constexpr std::size_t L = decltype(f)::value;
+      using cu = column_unit<T, L, R>;
+      using F = typename cu::leaf;
+      constexpr std::size_t off = reflect::leaf_offset<T, L>();
+      STRATA_UNROLL
+      for (int q = 0; q < cu::per_lane; ++q) {
+        const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
+        const index_t row = first + t * R + r0;
+        if constexpr (Masked) {
+          if (r0 < s.count && row + index_t(cu::u) > dst.capacity()) {
+            // A unit the destination does not wholly own: its records, one by one.
+            for (int j = 0; j < int(cu::u) && r0 + j < s.count; ++j) {
+              F value;
+              std::memcpy(static_cast<void*>(&value), rec + (r0 + j) * Stride + off, sizeof(F));
+              dst.template column_data<L>()[row + j] = value;
+            }
+            break;
+          }
+        }
+        if (r0 >= s.count || row + index_t(cu::u) > dst.capacity()) break;  // capacity: whole units in containers
+        constexpr int period = rotation_period(cu::u, Stride);
+        F lanes[cu::u];
+        STRATA_UNROLL
+        for (int j = 0; j < int(cu::u); ++j) {
+          const int jj = rotated(j, lane, period, int(cu::u));
+          F value;
+          if (r0 + jj < s.count) value = *reinterpret_cast<const F*>(rec + (r0 + jj) * Stride + off);
+          else std::memset(static_cast<void*>(&value), 0, sizeof(F));  // padding lanes past the last record stay zero
+          if constexpr (period >= 32) {
+            lanes[j] = value;
+          } else {
+            STRATA_UNROLL
+            for (int q2 = 0; q2 < int(cu::u); ++q2)
+              if (q2 == jj) lanes[q2] = value;  // selects: the array stays in registers
+          }
+        }
+        vec::word16 words[cu::v];
+        std::memcpy(words, lanes, sizeof lanes);
+        auto* col = reinterpret_cast<std::byte*>(dst.template column_data<L>() + row);
+        STRATA_UNROLL
+        for (std::size_t j = 0; j < cu::v; ++j) vec::store<16>(col + j * 16, words[j]);
+      }
+    });
+  }
+};
+
+/// SoA columns from src record `first` on -> AoS records of Stride bytes (padding bytes zero).
+/// Masked: the source's capacity may end inside a column unit (a foreign view), whose records are
+/// then read element by element.
+template <class T, class Tile, bool Masked>
+struct soa_to_aos_tile {
+  static constexpr std::size_t Stride = Tile::stride;
+  static constexpr index_t R = Tile::records;
+  using batches = leaf_batches<T, R>;
+
+  /// Lane `lane`'s units of every column of tile t -> the warp's shared memory, batch by batch:
+  /// a batch's vectors are all loaded into registers before any is used.
+  STRATA_HD static void gather(int lane, std::byte* sm, const soa_view<const T>& src, index_t first, std::byte* dst,
+                               index_t n, index_t t) {
+    const index_t count = n - t * R < R ? n - t * R : R;
+    const tile_span s = tile_span::of<Stride, R>(reinterpret_cast<std::uintptr_t>(dst), n, t);
+    std::byte* rec = sm + (s.gbegin - s.w0);
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      (gather_batch<K>(lane, rec, src, first, count, t, s), ...);
+    }(std::make_index_sequence<batches::count>{});
+  }
+
+  /// Lane `lane`'s chunks of tile t: shared memory -> AoS bytes. Whole chunks of this tile go out
+  /// as 16-byte stores; a chunk shared with the neighbouring tile (or reaching past the array) is
+  /// written byte by byte, only this tile's bytes.
+  STRATA_HD static void scatter(int lane, const std::byte* sm, std::byte* dst, index_t n, index_t t) {
+    const std::uintptr_t abegin = reinterpret_cast<std::uintptr_t>(dst);
+    const tile_span s = tile_span::of<Stride, R>(abegin, n, t);
+    for (std::size_t c = std::size_t(lane); c < s.chunks; c += 32) {
+      const std::uintptr_t a = s.w0 + c * 16;
+      if (a >= s.gbegin && a + 16 <= s.gend) {
+        vec::store<16>(dst + (a - abegin), vec::load_local(sm + c * 16));
+      } else {
+        const std::uintptr_t lo = std::max(a, s.gbegin), hi = std::min(a + 16, s.gend);
+        for (std::uintptr_t b = lo; b < hi; ++b) dst[b - abegin] = sm[c * 16 + (b - a)];
+      }
+    }
+  }
+
+ private:
+  template <std::size_t K>
+  STRATA_HD static void gather_batch(int lane, std::byte* rec, const soa_view<const T>& src, index_t first, index_t count,
+                                     index_t t, const tile_span& s) {
+    vec::word16 w[batches::words(K)];
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      (load_leaf<batches::begin(K) + J>(lane, w, src, first, count, t), ...);
+    }(std::make_index_sequence<batches::end(K) - batches::begin(K)>{});
+    if constexpr (K == 0 && layout::record_descriptor<T>::packed_size < Stride) {
+      // Padding bytes (between leaves, after the last, and up to Stride) are written as zeros;
+      // only those bytes, so no leaf byte is written twice.
+      for (index_t i = lane; i < s.count; i += 32)
+        [&]<std::size_t... B>(std::index_sequence<B...>) {
+          ((padding_byte<T, Stride>[B] ? void(rec[i * Stride + B] = std::byte{0}) : void()), ...);
+        }(std::make_index_sequence<Stride>{});
+    }
+    [&]<std::size_t... J>(std::index_sequence<J...>) {
+      (write_leaf<batches::begin(K) + J>(lane, w, rec, first + t * R, src.capacity(), s), ...);
+    }(std::make_index_sequence<batches::end(K) - batches::begin(K)>{});
+  }
+
+  template <std::size_t L, std::size_t W>
+  STRATA_HD static void load_leaf(int lane, vec::word16 (&w)[W], const soa_view<const T>& src, index_t first, index_t count,
+                                  index_t t) {
+    using cu = column_unit<T, L, R>;
+    constexpr std::size_t base = batches::template word_offset<L>();
     STRATA_UNROLL
     for (int q = 0; q < cu::per_lane; ++q) {
       const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
       const index_t row = first + t * R + r0;
-      if (r0 >= s.count || row + index_t(cu::u) > dst.capacity()) break;  // capacity: whole units in containers
-      constexpr int period = rotation_period(cu::u, Stride);
-      F lanes[cu::u];
-      STRATA_UNROLL
-      for (int j = 0; j < int(cu::u); ++j) {
-        const int jj = rotated(j, lane, period, int(cu::u));
-        F value;
-        if (r0 + jj < s.count) value = *reinterpret_cast<const F*>(rec + (r0 + jj) * Stride + off);
-        else std::memset(static_cast<void*>(&value), 0, sizeof(F));  // padding lanes past the last record stay zero
-        if constexpr (period >= 32) {
-          lanes[j] = value;
-        } else {
-          STRATA_UNROLL
-          for (int q2 = 0; q2 < int(cu::u); ++q2)
-            if (q2 == jj) lanes[q2] = value;  // selects: the array stays in registers
+      if constexpr (Masked) {
+        if (r0 < count && row + index_t(cu::u) > src.capacity()) {
+          // A unit the source does not wholly own: its records, one by one.
+          typename cu::leaf e[cu::u]{};
+          for (int j = 0; j < int(cu::u) && r0 + j < count; ++j) e[j] = src.template column_data<L>()[row + j];
+          std::memcpy(&w[base + q * cu::v], e, sizeof e);
+          break;
         }
       }
-      vec::word16 words[cu::v];
-      std::memcpy(words, lanes, sizeof lanes);
-      auto* col = reinterpret_cast<std::byte*>(dst.template column_data<I>() + row);
-      STRATA_UNROLL
-      for (std::size_t j = 0; j < cu::v; ++j) vec::store<16>(col + j * 16, words[j]);
-    }
-  });
-}
-
-/// SoA columns from src record `first` on -> AoS records of Stride bytes (padding bytes zero). One
-/// tile per warp, as aos_to_soa_kernel.
-template <class T, class Tile>
-__global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
-    soa_to_aos_kernel(soa_view<const T> src, index_t first, std::byte* dst, index_t n) {
-  using tile = Tile;
-  constexpr std::size_t Stride = Tile::stride;
-  constexpr index_t R = tile::records;
-  __shared__ __align__(16) std::byte smem[tile::warps][tile::chunks * 16];
-  const int lane = int(threadIdx.x % 32);
-  std::byte* sm = smem[threadIdx.x / 32];
-  const std::uintptr_t abegin = reinterpret_cast<std::uintptr_t>(dst);
-  const index_t tiles = (n + R - 1) / R, t = index_t(blockIdx.x) * tile::warps + index_t(threadIdx.x / 32);
-  if (t >= tiles) return;  // whole warps: no __syncwarp is skipped
-  // Every column's vectors of the tile, loaded into registers before any is used.
-  vec::word16 w[column_words<T, R>];
-  const index_t count = n - t * R < R ? n - t * R : R;
-  reflect::for_each_field<T>([&](auto f) {
-    constexpr std::size_t I = decltype(f)::value;
-    using cu = column_unit<T, I, R>;
-    constexpr std::size_t base = column_word_offset<T, R, I>();
-    STRATA_UNROLL
-    for (int q = 0; q < cu::per_lane; ++q) {
-      const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
-      const index_t row = first + t * R + r0;
       if (r0 >= count || row + index_t(cu::u) > src.capacity()) break;
-      auto* col = reinterpret_cast<const std::byte*>(src.template column_data<I>() + row);
+      auto* col = reinterpret_cast<const std::byte*>(src.template column_data<L>() + row);
       STRATA_UNROLL
       for (std::size_t j = 0; j < cu::v; ++j) w[base + q * cu::v + j] = vec::load<16>(col + j * 16);
     }
-  });
-  const tile_span s = tile_span::of<Stride, R>(abegin, n, t);
-  std::byte* rec = sm + (s.gbegin - s.w0);
-  if constexpr (layout::record_descriptor<T>::packed_size < Stride) {
-    // Padding bytes (between fields, after the last, and up to Stride) are written as zeros;
-    // only those bytes, so no field byte is written twice.
-    for (index_t i = lane; i < s.count; i += 32)
-      [&]<std::size_t... B>(std::index_sequence<B...>) {
-        ((padding_byte<T, Stride>[B] ? void(rec[i * Stride + B] = std::byte{0}) : void()), ...);
-      }(std::make_index_sequence<Stride>{});
   }
-  reflect::for_each_field<T>([&](auto f) {
-    constexpr std::size_t I = decltype(f)::value;
-    using cu = column_unit<T, I, R>;
-    using F = typename cu::field;
-    constexpr std::size_t base = column_word_offset<T, R, I>(), off = reflect::field_offset<T, I>();
+
+  template <std::size_t L, std::size_t W>
+  STRATA_HD static void write_leaf(int lane, const vec::word16 (&w)[W], std::byte* rec, index_t tile_first, index_t capacity,
+                                   const tile_span& s) {
+    using cu = column_unit<T, L, R>;
+    using F = typename cu::leaf;
+    constexpr std::size_t base = batches::template word_offset<L>(), off = reflect::leaf_offset<T, L>();
     STRATA_UNROLL
     for (int q = 0; q < cu::per_lane; ++q) {
       const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
-      if (r0 >= s.count || first + t * R + r0 + index_t(cu::u) > src.capacity()) break;
+      if (r0 >= s.count || (!Masked && tile_first + r0 + index_t(cu::u) > capacity)) break;
       constexpr int period = rotation_period(cu::u, Stride);
       F lanes[cu::u];
       std::memcpy(static_cast<void*>(lanes), &w[base + q * cu::v], sizeof lanes);
@@ -252,34 +340,72 @@ __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
         if (r0 + jj < s.count) *reinterpret_cast<F*>(rec + (r0 + jj) * Stride + off) = value;
       }
     }
-  });
-  __syncwarp();
-  // Whole chunks of this tile go out as 16-byte stores; a chunk shared with the neighbouring
-  // tile (or reaching past the array) is written byte by byte, only this tile's bytes.
-  for (std::size_t c = std::size_t(lane); c < s.chunks; c += 32) {
-    const std::uintptr_t a = s.w0 + c * 16;
-    if (a >= s.gbegin && a + 16 <= s.gend) {
-      vec::store<16>(dst + (a - abegin), vec::load_local(sm + c * 16));
-    } else {
-      const std::uintptr_t lo = std::max(a, s.gbegin), hi = std::min(a + 16, s.gend);
-      for (std::uintptr_t b = lo; b < hi; ++b) dst[b - abegin] = sm[c * 16 + (b - a)];
-    }
   }
+};
+
+#if defined(STRATA_BACKEND_CUDA)
+/// One tile per warp, no loop over tiles: a loop kept its loop-carried state in registers (the
+/// mixed record's SoA -> AoS kernel: 80 registers with it, 56 without).
+template <class T, class Tile, bool Masked>
+__global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
+    aos_to_soa_kernel(const std::byte* src, index_t n, soa_view<T> dst, index_t first) {
+  __shared__ __align__(16) std::byte smem[Tile::warps][Tile::chunks * 16];
+  const int lane = int(threadIdx.x % 32);
+  std::byte* sm = smem[threadIdx.x / 32];
+  const index_t tiles = (n + Tile::records - 1) / Tile::records, t = index_t(blockIdx.x) * Tile::warps + index_t(threadIdx.x / 32);
+  if (t >= tiles) return;  // whole warps: no __syncwarp is skipped
+  using tile = aos_to_soa_tile<T, Tile, Masked>;
+  tile::load(lane, sm, src, n, t);
+  __syncwarp();
+  tile::store(lane, sm, src, n, dst, first, t);
 }
 
-#endif  // STRATA_BACKEND_CUDA
+template <class T, class Tile, bool Masked>
+__global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
+    soa_to_aos_kernel(soa_view<const T> src, index_t first, std::byte* dst, index_t n) {
+  __shared__ __align__(16) std::byte smem[Tile::warps][Tile::chunks * 16];
+  const int lane = int(threadIdx.x % 32);
+  std::byte* sm = smem[threadIdx.x / 32];
+  const index_t tiles = (n + Tile::records - 1) / Tile::records, t = index_t(blockIdx.x) * Tile::warps + index_t(threadIdx.x / 32);
+  if (t >= tiles) return;  // whole warps: no __syncwarp is skipped
+  using tile = soa_to_aos_tile<T, Tile, Masked>;
+  tile::gather(lane, sm, src, first, dst, n, t);
+  __syncwarp();
+  tile::scatter(lane, sm, dst, n, t);
+}
 
+/// Blocks for a warp-tiled transpose: one tile per warp.
+template <class Tile>
+int transpose_grid(index_t n) {
+  const index_t tiles = (n + Tile::records - 1) / Tile::records, blocks = (tiles + Tile::warps - 1) / Tile::warps;
+  if (blocks > index_t(0x7fffffff))
+    throw size_error("strata: " + std::to_string(n) + " records need more than 2^31 - 1 blocks of " +
+                     std::to_string(Tile::warps * Tile::records) + " records each");
+  return int(std::max<index_t>(blocks, 1));
+}
+#else
+/// The host backend runs each tile's two phases for all 32 lanes in turn (tiles on OpenMP
+/// threads), with the tile's shared memory in a buffer each thread keeps.
+template <class Tile, class Load, class Store>
+void emulate_warp_tiles(index_t n, Load&& load, Store&& store) {
+  const index_t tiles = (n + Tile::records - 1) / Tile::records;
+  STRATA_PARALLEL_FOR_IF(tiles > 4)
+  for (index_t t = 0; t < tiles; ++t) {
+    thread_local std::vector<vec::word16> shared(Tile::chunks);
+    std::byte* sm = reinterpret_cast<std::byte*>(shared.data());
+    for (int lane = 0; lane < 32; ++lane) load(lane, sm, t);
+    for (int lane = 0; lane < 32; ++lane) store(lane, sm, t);
+  }
+}
+#endif
 
 template <class T>
 void check_soa_destination(const char* op, const soa_view<T>& v, index_t n) {
   if (v.size() != n) throw_size_error(std::string(op) + ": SoA records", v.size(), n);
-  using L = soa_layout<std::remove_const_t<T>>;
-  for (std::size_t i = 0; i < L::fields; ++i)
+  for (std::size_t i = 0; i < soa_view<T>::leaves; ++i)
     if (reinterpret_cast<std::uintptr_t>(v.column_bytes(i)) % vector_bytes != 0)
-      throw misaligned_pointer(std::string(op) + ": SoA column " + std::to_string(i), v.column_bytes(i), vector_bytes);
-  if (v.capacity() % index_t(L::capacity_quantum) != 0)
-    throw size_error(std::string("strata: ") + op + ": SoA capacity " + std::to_string(v.capacity()) +
-                     " is not a multiple of " + std::to_string(L::capacity_quantum) + " records (16-byte column vectors)");
+      throw misaligned_pointer(std::string(op) + ": SoA column '" + std::string(reflect::leaf_names<std::remove_const_t<T>>[i]) + "'",
+                               v.column_bytes(i), vector_bytes);
 }
 
 template <class T>
@@ -289,57 +415,49 @@ void check_aos_pointer(const char* op, const void* p, index_t n, std::size_t ali
   if (reinterpret_cast<std::uintptr_t>(p) % align != 0) throw misaligned_pointer(std::string(op) + ": AoS records", p, align);
 }
 
-#if defined(STRATA_BACKEND_CUDA)
-/// Blocks for a warp-tiled transpose: one tile per warp.
-template <class Tile>
-int transpose_grid(index_t n) {
-  using tile = Tile;
-  const index_t tiles = (n + tile::records - 1) / tile::records, blocks = (tiles + tile::warps - 1) / tile::warps;
-  if (blocks > index_t(0x7fffffff))
-    throw size_error("strata: " + std::to_string(n) + " records need more than 2^31 - 1 blocks of " +
-                     std::to_string(tile::warps * tile::records) + " records each");
-  return int(std::max<index_t>(blocks, 1));
+/// Whether a view's capacity ends inside a column unit, so the transposes must mask that unit.
+template <class T>
+bool needs_mask(const soa_view<T>& v, index_t first, index_t n) {
+  return align_up(std::size_t(first + n), soa_layout<std::remove_const_t<T>>::capacity_quantum) > std::size_t(v.capacity());
 }
-#endif
 
 /// Stride-byte records at src -> dst records [first, first + n).
 template <class T, std::size_t Stride>
 void aos_bytes_to_soa(const std::byte* src, index_t n, const soa_view<T>& dst, index_t first, stream_t stream) {
-  check_stream(stream, "aos_to_soa");
   if (n == 0) return;
-#if defined(STRATA_BACKEND_CUDA)
   using tile = warp_tile<Stride>;
-  aos_to_soa_kernel<T, tile><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, n, dst, first);
-  check_launch("aos_to_soa kernel launch");
+  auto run = [&]<bool Masked>() {
+#if defined(STRATA_BACKEND_CUDA)
+    aos_to_soa_kernel<T, tile, Masked><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, n, dst, first);
+    check_launch("aos_to_soa kernel launch");
 #else
-  (void)stream;
-  STRATA_PARALLEL_FOR_IF(n > (1 << 14))
-  for (index_t i = 0; i < n; ++i) {
-    T r;
-    std::memcpy(&r, src + std::size_t(i) * Stride, sizeof(T));
-    dst.store(first + i, r);
-  }
+    (void)stream;
+    using phases = aos_to_soa_tile<T, tile, Masked>;
+    emulate_warp_tiles<tile>(n, [&](int lane, std::byte* sm, index_t t) { phases::load(lane, sm, src, n, t); },
+                             [&](int lane, std::byte* sm, index_t t) { phases::store(lane, sm, src, n, dst, first, t); });
 #endif
+  };
+  if (needs_mask(dst, first, n)) run.template operator()<true>();
+  else run.template operator()<false>();
 }
 
 template <class T, std::size_t Stride>
 void soa_to_aos_bytes(const soa_view<const T>& src, index_t first, std::byte* dst, index_t n, stream_t stream) {
-  check_stream(stream, "soa_to_aos");
   if (n == 0) return;
-#if defined(STRATA_BACKEND_CUDA)
   using tile = warp_tile<Stride>;
-  soa_to_aos_kernel<T, tile><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, first, dst, n);
-  check_launch("soa_to_aos kernel launch");
+  auto run = [&]<bool Masked>() {
+#if defined(STRATA_BACKEND_CUDA)
+    soa_to_aos_kernel<T, tile, Masked><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, first, dst, n);
+    check_launch("soa_to_aos kernel launch");
 #else
-  (void)stream;
-  STRATA_PARALLEL_FOR_IF(n > (1 << 14))
-  for (index_t i = 0; i < n; ++i) {
-    unsigned char rec[Stride] = {};  // padding bytes are written as zeros
-    T r = src.load(first + i);
-    std::memcpy(rec, &r, sizeof(T));
-    std::memcpy(dst + std::size_t(i) * Stride, rec, Stride);
-  }
+    (void)stream;
+    using phases = soa_to_aos_tile<T, tile, Masked>;
+    emulate_warp_tiles<tile>(n, [&](int lane, std::byte* sm, index_t t) { phases::gather(lane, sm, src, first, dst, n, t); },
+                             [&](int lane, std::byte* sm, index_t t) { phases::scatter(lane, sm, dst, n, t); });
 #endif
+  };
+  if (needs_mask(src, first, n)) run.template operator()<true>();
+  else run.template operator()<false>();
 }
 
 }  // namespace strata::detail

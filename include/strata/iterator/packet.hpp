@@ -1,6 +1,8 @@
 // Packets: W consecutive records of an SoA view held in registers, loaded and stored as one 16-byte
 // vector per column (two or more for columns wider than the narrowest). Packet iterators make a
 // Thrust algorithm issue LDG.E.128 / STG.E.128; per_record() lifts a per-record functor to packets.
+// Packets cover whole packets only: a view whose last packet would reach past its capacity (a
+// foreign view of 50 records, say) is refused; strata's algorithms run its last records one by one.
 #pragma once
 
 #include <strata/config.hpp>
@@ -30,33 +32,45 @@ struct packet {
 };
 
 namespace detail {
-template <class T, std::size_t I, class V>
+/// Column L's part of packet p is W * sizeof(leaf) bytes: one access when that is at most 16 bytes,
+/// otherwise whole 16-byte vectors.
+template <class T, std::size_t L>
+struct packet_column {
+  using leaf = reflect::leaf_type_t<T, L>;
+  static constexpr std::size_t bytes = std::size_t(packet<T>::width) * sizeof(leaf);
+  static constexpr std::size_t access = bytes < vector_bytes ? bytes : vector_bytes;
+  static constexpr std::size_t accesses = bytes / access;
+  static_assert(bytes % access == 0 && layout::vector_size_ok(access));
+};
+
+template <class T, std::size_t L, class V>
 STRATA_HD inline void load_column(const V& view, index_t p, packet<T>& pk) {
-  using F = reflect::field_type_t<T, I>;
-  constexpr std::size_t w = packet<T>::width, bytes = w * sizeof(F), vectors = bytes / vector_bytes;
-  static_assert(bytes % vector_bytes == 0);
-  const char* src = reinterpret_cast<const char*>(view.template column_data<I>() + p * index_t(w));
-  vec::word16 words[vectors];
+  using col = packet_column<T, L>;
+  using F = typename col::leaf;
+  constexpr std::size_t w = packet<T>::width;
+  const char* src = reinterpret_cast<const char*>(view.template column_data<L>() + p * index_t(w));
+  vec::word_t<col::access> words[col::accesses];
   STRATA_UNROLL
-  for (std::size_t k = 0; k < vectors; ++k) words[k] = vec::load<16>(src + k * vector_bytes);
+  for (std::size_t k = 0; k < col::accesses; ++k) words[k] = vec::load<col::access>(src + k * col::access);
   F e[w];
-  std::memcpy(e, words, bytes);
+  std::memcpy(e, words, col::bytes);
   STRATA_UNROLL
-  for (std::size_t k = 0; k < w; ++k) pk.lane[k].*reflect::member_pointer<T, I> = e[k];
+  for (std::size_t k = 0; k < w; ++k) reflect::leaf<L>(pk.lane[k]) = e[k];
 }
 
-template <class T, std::size_t I, class V>
+template <class T, std::size_t L, class V>
 STRATA_HD inline void store_column(const V& view, index_t p, const packet<T>& pk) {
-  using F = reflect::field_type_t<T, I>;
-  constexpr std::size_t w = packet<T>::width, bytes = w * sizeof(F), vectors = bytes / vector_bytes;
+  using col = packet_column<T, L>;
+  using F = typename col::leaf;
+  constexpr std::size_t w = packet<T>::width;
   F e[w];
   STRATA_UNROLL
-  for (std::size_t k = 0; k < w; ++k) e[k] = pk.lane[k].*reflect::member_pointer<T, I>;
-  vec::word16 words[vectors];
-  std::memcpy(words, e, bytes);
-  char* dst = reinterpret_cast<char*>(view.template column_data<I>() + p * index_t(w));
+  for (std::size_t k = 0; k < w; ++k) e[k] = reflect::leaf<L>(pk.lane[k]);
+  vec::word_t<col::access> words[col::accesses];
+  std::memcpy(words, e, col::bytes);
+  char* dst = reinterpret_cast<char*>(view.template column_data<L>() + p * index_t(w));
   STRATA_UNROLL
-  for (std::size_t k = 0; k < vectors; ++k) vec::store<16>(dst + k * vector_bytes, words[k]);
+  for (std::size_t k = 0; k < col::accesses; ++k) vec::store<col::access>(dst + k * col::access, words[k]);
 }
 }  // namespace detail
 
@@ -74,7 +88,7 @@ class packet_reference {
   STRATA_HD operator value_type() const { return get(); }
   STRATA_HD value_type get() const {
     value_type pk;
-    if constexpr (sizeof...(I) < reflect::field_count<record>) {
+    if constexpr (sizeof...(I) < reflect::leaf_count<record>) {
       for (int k = 0; k < int(width); ++k) pk.lane[k] = record{};
     }
     (detail::load_column<record, I>(view_, p_, pk), ...);
@@ -111,14 +125,16 @@ class packet_view {
   packet_view() = default;
   /// Throws misaligned_pointer / size_error if the view cannot take 128-bit accesses.
   explicit packet_view(const soa_view<T>& v) : view_(v) {
-    static_assert(layout::require_vectorizable_fields<record>());
+    static_assert(layout::require_vectorizable_leaves<record>());
     if (v.vector_ready()) return;
-    for (std::size_t i = 0; i < reflect::field_count<record>; ++i)
-      if (reinterpret_cast<std::uintptr_t>(v.column_bytes(i)) % vector_bytes != 0)
-        throw misaligned_pointer("packet access: column " + std::to_string(i) + " of the view", v.column_bytes(i), vector_bytes);
+    std::string names[] = {std::string(reflect::leaf_name<record, I>())...};
+    const std::size_t cols[] = {I...};
+    for (std::size_t k = 0; k < sizeof...(I); ++k)
+      if (reinterpret_cast<std::uintptr_t>(v.column_bytes(cols[k])) % vector_bytes != 0)
+        throw misaligned_pointer("packet access: column '" + names[k] + "' of the view", v.column_bytes(cols[k]), vector_bytes);
     throw size_error("strata: packet access: the view's capacity " + std::to_string(v.capacity()) +
-                     " is not a whole number of packets of " + std::to_string(width) +
-                     " records covering its size " + std::to_string(v.size()));
+                     " does not hold whole packets of " + std::to_string(width) + " records covering its size " +
+                     std::to_string(v.size()) + " (a foreign view ends where its caller's memory does)");
   }
   STRATA_HD index_t size() const { return (view_.size() + width - 1) / width; }
   STRATA_HD reference operator[](index_t p) const { return reference(view_, p); }
@@ -138,7 +154,7 @@ packet_view<T, I...> make_packet_view(const soa_view<T>& v, std::index_sequence<
 /// Packets over every column of a view, or over a projection's columns only.
 template <class T>
 auto packets(const soa_view<T>& v) {
-  return detail::make_packet_view(v, std::make_index_sequence<reflect::field_count<std::remove_const_t<T>>>{});
+  return detail::make_packet_view(v, std::make_index_sequence<reflect::leaf_count<std::remove_const_t<T>>>{});
 }
 template <class T, std::size_t... I>
 auto packets(const soa_projection<T, I...>& p) {

@@ -1,20 +1,23 @@
-// Field projections: a view over a chosen subset of an SoA record's fields. Reads fill only those
-// fields of the record (the rest are value-initialised); writes store only those columns.
+// Projections: a view over a chosen subset of an SoA record's leaves. Reads fill only those leaves
+// of the record (the rest are value-initialised); writes store only those columns. Selectors name a
+// field (&particle::mass), a whole sub-struct (&particle::pos: all its leaves) or one leaf below
+// (strata::member<&particle::pos, &vec3::x>).
 #pragma once
 
 #include <strata/config.hpp>
 #include <strata/container/soa_view.hpp>
 
 #include <type_traits>
+#include <utility>
 
 #include <thrust/detail/type_traits.h>
 
 namespace strata {
 
-template <class T, std::size_t... I>
+template <class T, std::size_t... L>
 class soa_projection;
 
-template <class T, std::size_t... I>
+template <class T, std::size_t... L>
 class projection_reference {
  public:
   using record = std::remove_const_t<T>;
@@ -25,13 +28,13 @@ class projection_reference {
   STRATA_HD operator record() const { return get(); }
   STRATA_HD record get() const {
     record r{};
-    ((r.*reflect::member_pointer<record, I> = view_.template column_data<I>()[i_]), ...);
+    ((reflect::leaf<L>(r) = view_.template column_data<L>()[i_]), ...);
     return r;
   }
   STRATA_HD const projection_reference& operator=(const record& r) const
     requires(!std::is_const_v<T>)
   {
-    ((view_.template column_data<I>()[i_] = r.*reflect::member_pointer<record, I>), ...);
+    ((view_.template column_data<L>()[i_] = reflect::leaf<L>(r)), ...);
     return *this;
   }
   STRATA_HD const projection_reference& operator=(const projection_reference& o) const
@@ -39,10 +42,11 @@ class projection_reference {
   {
     return *this = o.get();
   }
-  template <auto P>
+  template <auto Sel>
+    requires selector<Sel>
   STRATA_HD auto& get() const {
-    constexpr std::size_t k = reflect::field_index_v<record, P>;
-    static_assert(((k == I) || ...), "strata: this field is not part of the projection");
+    constexpr std::size_t k = reflect::leaf_index_v<record, Sel>;
+    static_assert(((k == L) || ...), "strata: this leaf is not part of the projection");
     return view_.template column_data<k>()[i_];
   }
 
@@ -51,42 +55,76 @@ class projection_reference {
   index_t i_;
 };
 
-template <class T, std::size_t... I>
+template <auto Sel, class T, std::size_t... L>
+  requires selector<Sel>
+STRATA_HD auto& get(const projection_reference<T, L...>& r) {
+  return r.template get<Sel>();
+}
+
+template <class T, std::size_t... L>
 class soa_projection {
  public:
   using record = std::remove_const_t<T>;
   using value_type = record;
-  using reference = projection_reference<T, I...>;
+  using reference = projection_reference<T, L...>;
   using base_view = soa_view<T>;
-  static constexpr std::size_t projected = sizeof...(I);
+  static constexpr std::size_t projected = sizeof...(L);
 
   soa_projection() = default;
   STRATA_HD explicit soa_projection(const soa_view<T>& v) : view_(v) {}
   STRATA_HD index_t size() const { return view_.size(); }
   STRATA_HD index_t capacity() const { return view_.capacity(); }
+  STRATA_HD memory_location location() const { return view_.location(); }
   STRATA_HD const soa_view<T>& base() const { return view_; }
   STRATA_HD reference operator[](index_t i) const { return reference(view_, i); }
   STRATA_HD record load(index_t i) const { return reference(view_, i).get(); }
   STRATA_HD void store(index_t i, const record& r) const { reference(view_, i) = r; }
+  STRATA_HD bool vector_aligned() const { return view_.vector_aligned(); }
+  STRATA_HD bool whole_packets() const { return view_.whole_packets(); }
   STRATA_HD bool vector_ready() const { return view_.vector_ready(); }
+  STRATA_HD soa_projection first(index_t n) const { return soa_projection(view_.first(n)); }
 
  private:
   soa_view<T> view_{};
 };
 
-/// project<&particle::x, &particle::vx>(view): reads and writes touch only columns x and vx.
-template <auto... P, class T>
-STRATA_HD auto project(const soa_view<T>& v) {
-  return soa_projection<T, reflect::field_index_v<std::remove_const_t<T>, P>...>(v);
+namespace detail {
+template <class T, std::size_t... L>
+STRATA_HD auto projection_of(const soa_view<T>& v, std::index_sequence<L...>) {
+  return soa_projection<T, L...>(v);
 }
-template <auto... P, class Container>
-  requires requires(Container& c) { c.view(); }
+template <std::size_t... A, std::size_t... B>
+constexpr std::index_sequence<A..., B...> operator+(std::index_sequence<A...>, std::index_sequence<B...>) {
+  return {};
+}
+template <class T, auto Sel>
+constexpr auto selected_leaves() {
+  using sel = reflect::selection<T, Sel>;
+  return []<std::size_t... K>(std::index_sequence<K...>) { return std::index_sequence<sel::first + K...>{}; }(
+      std::make_index_sequence<sel::count>{});
+}
+/// The leaves of all selectors, in the order given.
+template <class T, auto... Sel>
+constexpr auto projected_leaves() {
+  return (std::index_sequence<>{} + ... + selected_leaves<T, Sel>());
+}
+}  // namespace detail
+
+/// project<&particle::x, &particle::vx>(view): reads and writes touch only columns x and vx;
+/// project<&particle::pos>(view): every leaf of pos.
+template <auto... Sel, class T>
+  requires(selector<Sel> && ...)
+STRATA_HD auto project(const soa_view<T>& v) {
+  return detail::projection_of(v, detail::projected_leaves<std::remove_const_t<T>, Sel...>());
+}
+template <auto... Sel, class Container>
+  requires((selector<Sel> && ...) && requires(Container& c) { c.view(); })
 auto project(Container& c) {
-  return project<P...>(c.view());
+  return project<Sel...>(c.view());
 }
 
 }  // namespace strata
 
 // Thrust writes through a proxy only if it is registered as one (as its own fancy iterators do).
-template <class T, std::size_t... I>
-struct thrust::detail::is_proxy_reference<strata::projection_reference<T, I...>> : thrust::detail::true_type {};
+template <class T, std::size_t... L>
+struct thrust::detail::is_proxy_reference<strata::projection_reference<T, L...>> : thrust::detail::true_type {};

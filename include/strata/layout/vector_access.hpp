@@ -16,11 +16,13 @@ namespace strata::vec {
 using word16 = uint4;
 using word8 = uint2;
 #else
+// Zeroed on construction: the host backend's emulated warp tiles load and use a lane's registers
+// under conditions the compiler cannot match up.
 struct alignas(16) word16 {
-  std::uint32_t x, y, z, w;
+  std::uint32_t x = 0, y = 0, z = 0, w = 0;
 };
 struct alignas(8) word8 {
-  std::uint32_t x, y;
+  std::uint32_t x = 0, y = 0;
 };
 #endif
 

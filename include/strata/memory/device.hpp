@@ -1,14 +1,74 @@
-// Device queries and launch checks shared by strata's kernels (conversion, reductions, rows).
+// Devices and where memory lives: the current device, a guard that makes a device current for
+// one operation, the memory space and device of a pointer, and launch checks shared by strata's
+// kernels (conversion, reductions, rows).
 #pragma once
 
 #include <strata/config.hpp>
 #include <strata/memory/error.hpp>
+#include <strata/memory/resource.hpp>
 
 #include <algorithm>
+#include <initializer_list>
+#include <string>
+#include <typeinfo>
 
-namespace strata::detail {
+#if defined(__GNUC__)
+#include <cxxabi.h>
+#endif
+#include <cstdlib>
+#include <memory>
+
+namespace strata {
+
+/// Where a container's or view's memory lives. device is the owning GPU for device memory and -1
+/// where any device may use it (pinned host memory, memory of the host backend, empty views).
+struct memory_location {
+  memory_space space = memory_space::device;
+  int device = -1;
+};
+
+namespace detail {
 
 #if defined(STRATA_BACKEND_CUDA)
+inline int current_device() {
+  int dev = 0;
+  cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
+  return dev;
+}
+
+/// Makes `device` current for the guard's lifetime and restores the caller's device after, so an
+/// operation on a container of device 1 runs there whatever device the caller has current.
+class device_guard {
+ public:
+  explicit device_guard(int device) {
+    if (device < 0) return;
+    previous_ = current_device();
+    if (previous_ != device) cuda_check(cudaSetDevice(device), "cudaSetDevice");
+    else previous_ = -1;
+  }
+  ~device_guard() {
+    if (previous_ >= 0) (void)cudaSetDevice(previous_);
+  }
+  device_guard(const device_guard&) = delete;
+  device_guard& operator=(const device_guard&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+/// The space and device of memory a pointer points into (CUDA's pointer attributes).
+inline memory_location locate(const void* p) {
+  if (!p) return {memory_space::device, -1};
+  cudaPointerAttributes a{};
+  cuda_check(cudaPointerGetAttributes(&a, p), "cudaPointerGetAttributes");
+  switch (a.type) {
+    case cudaMemoryTypeDevice:
+    case cudaMemoryTypeManaged: return {memory_space::device, a.device};
+    case cudaMemoryTypeHost: return {memory_space::pinned, -1};
+    default: return {memory_space::host, -1};
+  }
+}
+
 struct device_shape {
   int sms = 0;
   int max_threads_per_sm = 0;
@@ -16,8 +76,7 @@ struct device_shape {
 inline const device_shape& current_device_shape() {
   static thread_local int cached_device = -1;
   static thread_local device_shape shape;
-  int dev = 0;
-  cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
+  const int dev = current_device();
   if (dev != cached_device) {
     cuda_check(cudaDeviceGetAttribute(&shape.sms, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute");
     cuda_check(cudaDeviceGetAttribute(&shape.max_threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev),
@@ -27,6 +86,94 @@ inline const device_shape& current_device_shape() {
   return shape;
 }
 inline void check_launch(const char* what) { cuda_check(cudaGetLastError(), what); }
+#else
+inline int current_device() { return 0; }
+class device_guard {
+ public:
+  explicit device_guard(int) {}
+};
+inline memory_location locate(const void*) { return {memory_space::device, -1}; }
 #endif
 
-}  // namespace strata::detail
+/// The readable name of a type, for error messages.
+template <class T>
+std::string type_name() {
+  const char* raw = typeid(T).name();
+#if defined(__GNUC__)
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(raw, nullptr, nullptr, &status), std::free);
+  if (status == 0 && d) return d.get();
+#endif
+  return raw;
+}
+
+/// One operand of an operation, as error messages name it: "the output (1000 records of particle)".
+struct operand {
+  const char* role;
+  memory_location where;
+  index_t size;
+  std::string record;
+  std::string describe() const {
+    return std::string("the ") + role + " (" + std::to_string(size) + " records of " + record + ")";
+  }
+};
+template <class V>
+operand described(const V& v, const char* role) {
+  return {role, v.location(), index_t(v.size()), type_name<typename V::value_type>()};
+}
+
+/// A raw array of n records of T handed to an operation.
+template <class T>
+operand pointer_operand(const T* p, index_t n, const char* role) {
+  return {role, locate(p), n, type_name<std::remove_const_t<T>>()};
+}
+
+/// Where an operation runs: checks that no operand lives in pageable host memory (GPU kernels
+/// cannot read it), that every operand in device memory is on one GPU and that a stream given
+/// belongs to that GPU; then makes that GPU current until the scope ends. Everything is checked
+/// before anything is launched, so a refused call leaves the CUDA context as it was.
+class launch_scope {
+ public:
+  launch_scope(const char* op, stream_t stream, std::initializer_list<operand> operands)
+      : guard_(pick_device(op, stream, operands)) {}
+
+ private:
+  static int pick_device(const char* op, stream_t stream, std::initializer_list<operand> operands) {
+#if defined(STRATA_BACKEND_CUDA)
+    const operand* on = nullptr;
+    for (const operand& o : operands) {
+      if (o.where.space == memory_space::host)
+        throw memory_space_error("strata: " + std::string(op) + ": " + o.describe() +
+                                 " is in pageable host memory, which GPU kernels cannot read; copy it to device memory "
+                                 "(a soa_vector or aos_vector with memory_space::device) first");
+      if (o.where.space != memory_space::device || o.where.device < 0) continue;
+      if (!on) on = &o;
+      else if (on->where.device != o.where.device)
+        throw device_error("strata: " + std::string(op) + ": " + on->describe() + " is on device " +
+                           std::to_string(on->where.device) + " but " + o.describe() + " is on device " +
+                           std::to_string(o.where.device));
+    }
+    const int device = on ? on->where.device : current_device();
+    if (stream != nullptr && stream != cudaStreamLegacy && stream != cudaStreamPerThread) {
+      int stream_device = -1;
+      const cudaError_t e = cudaStreamGetDevice(stream, &stream_device);
+      if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        throw cuda_error(std::string(op) + ": the stream is not usable (destroyed, or not a stream)", int(e), cudaGetErrorString(e));
+      }
+      if (stream_device != device)
+        throw device_error("strata: " + std::string(op) + ": the stream belongs to device " + std::to_string(stream_device) +
+                           " but " + (on ? on->describe() + " is on device " : std::string("device ")) +
+                           std::to_string(device) + (on ? "" : " is current"));
+    }
+    return device;
+#else
+    (void)op, (void)stream, (void)operands;
+    return -1;
+#endif
+  }
+  device_guard guard_;
+};
+
+}  // namespace detail
+}  // namespace strata

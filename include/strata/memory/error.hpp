@@ -85,6 +85,19 @@ class size_error : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+/// Memory in a space an operation cannot use: pageable host memory handed to a device algorithm,
+/// say. Thrown before anything is launched.
+class memory_space_error : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// Memory of one GPU used with memory or a stream of another. Thrown before anything is launched.
+class device_error : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
 namespace detail {
 [[noreturn]] inline void throw_size_error(const std::string& what, std::int64_t got, std::int64_t want) {
   throw size_error("strata: " + what + ": got " + std::to_string(got) + ", expected " + std::to_string(want));

@@ -14,36 +14,36 @@ namespace strata {
 template <class T>
 struct soa_layout {
   using descriptor = layout::record_descriptor<T>;
-  static constexpr std::size_t fields = descriptor::fields;
-  /// Capacity is a multiple of this: one packet, or 16 records when some field cannot be vectorized.
-  static constexpr std::size_t capacity_quantum = descriptor::all_fields_vectorizable ? descriptor::packet_width : 16;
-  static constexpr std::array<std::size_t, fields> field_sizes = [] {
-    std::array<std::size_t, fields> s{};
-    reflect::for_each_field<T>([&](auto i) { s[i] = sizeof(reflect::field_type_t<T, decltype(i)::value>); });
+  static constexpr std::size_t leaves = descriptor::leaves;
+  /// Capacity is a multiple of this: one packet, or 16 records when some leaf cannot be vectorized.
+  static constexpr std::size_t capacity_quantum = descriptor::all_leaves_vectorizable ? descriptor::column_quantum : 16;
+  static constexpr std::array<std::size_t, leaves> leaf_sizes = [] {
+    std::array<std::size_t, leaves> s{};
+    reflect::for_each_leaf<T>([&](auto i) { s[i] = sizeof(reflect::leaf_type_t<T, decltype(i)::value>); });
     return s;
   }();
   /// Capacities above this would overflow the byte count.
   static constexpr std::size_t max_capacity =
-      (std::numeric_limits<std::size_t>::max() / 2 - fields * column_alignment) / (descriptor::packed_size ? descriptor::packed_size : 1);
+      (std::numeric_limits<std::size_t>::max() / 2 - leaves * column_alignment) / (descriptor::packed_size ? descriptor::packed_size : 1);
 
   static constexpr std::size_t round_capacity(std::size_t n) { return align_up(n, capacity_quantum); }
 
-  /// Byte offset of column i (i == fields gives the total size) for a given capacity.
+  /// Byte offset of column i (i == leaves gives the total size) for a given capacity.
   static constexpr std::size_t column_offset(std::size_t capacity, std::size_t i) {
     std::size_t off = 0;
-    for (std::size_t j = 0; j < i; ++j) off = align_up(off + capacity * field_sizes[j], column_alignment);
+    for (std::size_t j = 0; j < i; ++j) off = align_up(off + capacity * leaf_sizes[j], column_alignment);
     return off;
   }
-  static constexpr std::size_t bytes(std::size_t capacity) { return column_offset(capacity, fields); }
+  static constexpr std::size_t bytes(std::size_t capacity) { return column_offset(capacity, leaves); }
 
   /// The facts the 128-bit iterators rely on, for one capacity: columns start on 256-byte
   /// boundaries, never overlap, and each column's length is a whole number of 16-byte vectors.
   static constexpr bool check(std::size_t capacity) {
     if (capacity % capacity_quantum != 0) return false;
-    for (std::size_t j = 0; j < fields; ++j) {
-      std::size_t begin = column_offset(capacity, j), end = begin + capacity * field_sizes[j];
+    for (std::size_t j = 0; j < leaves; ++j) {
+      std::size_t begin = column_offset(capacity, j), end = begin + capacity * leaf_sizes[j];
       if (begin % column_alignment != 0 || end > column_offset(capacity, j + 1)) return false;
-      if (descriptor::all_fields_vectorizable && (capacity * field_sizes[j]) % vector_bytes != 0) return false;
+      if (descriptor::all_leaves_vectorizable && (capacity * leaf_sizes[j]) % vector_bytes != 0) return false;
     }
     return true;
   }

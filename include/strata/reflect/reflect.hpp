@@ -1,5 +1,7 @@
-// Compile-time description of a user struct reflected by Boost.Hana: field count, types, names,
-// member pointers and byte offsets. Hana runs only at compile time; device code uses member pointers.
+// Compile-time description of a struct reflected by Boost.Hana: its direct fields' count, types,
+// names, member pointers and byte offsets. Hana runs only at compile time; device code uses member
+// pointers. Offsets are read off the members themselves, so fields adapted in any order are placed
+// where the compiler put them.
 #pragma once
 
 #include <strata/config.hpp>
@@ -18,6 +20,9 @@
 #include <cuda_fp16.h>
 #endif
 
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <cstddef>
 #include <string_view>
 #include <tuple>
@@ -51,8 +56,9 @@ template <class T, std::size_t I>
 using accessor_t = std::remove_cvref_t<decltype(boost::hana::second(std::declval<accessor_pair_t<T, I>>()))>;
 }  // namespace detail
 
-/// Types whose bytes may be copied even though their class declares copy operations: CUDA's half
-/// and bfloat16 types (their constructors only copy the bits). Specialize for similar types of yours.
+/// Types whose bytes may be copied even though their class declares copy operations: CUDA's
+/// paired half and bfloat16 types (their constructors only copy the bits). Specialize for similar
+/// types of yours.
 template <class F>
 inline constexpr bool bitwise_copyable = std::is_trivially_copyable_v<F>;
 #if defined(STRATA_BACKEND_CUDA)
@@ -65,37 +71,6 @@ inline constexpr bool bitwise_copyable<__nv_bfloat16> = true;
 template <>
 inline constexpr bool bitwise_copyable<__nv_bfloat162> = true;
 #endif
-
-template <class T>
-constexpr bool record_is_bitwise_copyable() {
-  if constexpr (std::is_trivially_copyable_v<T>) {
-    return true;
-  } else if constexpr (!std::is_trivially_destructible_v<T> || !boost::hana::Struct<T>::value) {
-    return false;
-  } else {
-    // Accepted only when a field explains the non-trivial copy (a __half2 member, say) and every
-    // field may be copied as bytes; a record's own copy constructor is never bypassed.
-    return []<std::size_t... I>(std::index_sequence<I...>) {
-      using fields = std::tuple<std::remove_cvref_t<decltype(std::declval<detail::accessor_t<T, I>>()(std::declval<T&>()))>...>;
-      return (bitwise_copyable<std::tuple_element_t<I, fields>> && ...) &&
-             (!std::is_trivially_copyable_v<std::tuple_element_t<I, fields>> || ...);
-    }(std::make_index_sequence<decltype(boost::hana::length(boost::hana::accessors<T>()))::value>{});
-  }
-}
-
-/// Proves at compile time that strata can store T; each failure says what to change.
-template <class T>
-constexpr bool check_record() {
-  static_assert(reflected<T>,
-                "strata: this type is not reflected. Declare its fields with BOOST_HANA_DEFINE_STRUCT(T, (type, "
-                "name), ...) or adapt an existing struct with BOOST_HANA_ADAPT_STRUCT(T, name, ...).");
-  static_assert(record_is_bitwise_copyable<T>(),
-                "strata: records are copied as bytes between host and device and between layouts, so the "
-                "type must be trivially copyable: remove user-defined copy/move operations and destructors.");
-  static_assert(std::is_standard_layout_v<T>,
-                "strata: records must be standard-layout (no virtual functions, no base class with data).");
-  return true;
-}
 
 template <reflected T>
 inline constexpr std::size_t field_count = decltype(boost::hana::length(boost::hana::accessors<T>()))::value;
@@ -139,29 +114,86 @@ inline constexpr std::size_t field_index_v = [] {
   return i;
 }();
 
-/// Byte offset of field I inside T. Standard layout lays fields out in declaration order, each at
-/// the next multiple of its alignment; check_offsets<T>() confirms the rule gives sizeof(T).
-template <reflected T, std::size_t I>
-constexpr std::size_t field_offset() {
-  std::size_t off = 0;
-  [&]<std::size_t... J>(std::index_sequence<J...>) {
-    ((off = align_up(off, alignof(field_type_t<T, J>)) + (J < I ? sizeof(field_type_t<T, J>) : 0)), ...);
-  }(std::make_index_sequence<I + 1>{});
+namespace detail {
+template <class T>
+concept constexpr_value_initializable = requires { typename std::integral_constant<int, (static_cast<void>(T{}), 0)>; };
+
+/// Byte offsets of T's fields, read off the object: T's bytes are set to a counting pattern
+/// through std::bit_cast, and the first byte of each field says where the field starts (two or
+/// more passes for records past 256 bytes). Exact whatever the order of adaptation and whatever
+/// alignas a member carries. Needs a trivially copyable T.
+template <class T>
+constexpr std::array<std::size_t, field_count<T>> offsets_by_pattern() {
+  std::array<std::size_t, field_count<T>> off{};
+  for (std::size_t pass = 0, shift = 0; pass == 0 || (sizeof(T) >> shift) > 0; ++pass, shift += 8) {
+    std::array<unsigned char, sizeof(T)> bytes{};
+    for (std::size_t i = 0; i < sizeof(T); ++i) bytes[i] = static_cast<unsigned char>(i >> shift);
+    const T obj = std::bit_cast<T>(bytes);
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      ((off[I] |= std::size_t(std::bit_cast<std::array<unsigned char, sizeof(field_type_t<T, I>)>>(obj.*member_pointer<T, I>)[0])
+                  << shift),
+       ...);
+    }(std::make_index_sequence<field_count<T>>{});
+  }
   return off;
 }
 
+/// For records that are not trivially copyable (they hold __half2 or __nv_bfloat162, whose copy
+/// constructors are user-provided): fields ordered by address (members of one object compare in
+/// declaration order, also in constant expressions), each placed at the next multiple of its
+/// alignment. check_offsets<T>() confirms that the rule accounts for sizeof(T).
+template <class T>
+constexpr std::array<std::size_t, field_count<T>> offsets_by_rule() {
+  constexpr std::size_t n = field_count<T>;
+  std::array<std::size_t, n> order{}, size{}, align{}, off{};
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    ((size[I] = sizeof(field_type_t<T, I>), align[I] = alignof(field_type_t<T, I>), order[I] = I), ...);
+    if constexpr (constexpr_value_initializable<T>) {
+      const T obj{};
+      const void* addr[] = {static_cast<const void*>(&(obj.*member_pointer<T, I>))...};
+      for (std::size_t a = 0; a < n; ++a)  // insertion sort by address
+        for (std::size_t b = a; b > 0 && addr[order[b]] < addr[order[b - 1]]; --b) std::swap(order[b], order[b - 1]);
+    }
+  }(std::make_index_sequence<n>{});
+  std::size_t end = 0;
+  for (std::size_t k = 0; k < n; ++k) off[order[k]] = align_up(end, align[order[k]]), end = off[order[k]] + size[order[k]];
+  return off;
+}
+
+template <class T>
+inline constexpr bool offsets_exact = std::is_trivially_copyable_v<T>;
+
+template <class T>
+inline constexpr auto field_offsets = [] {
+  if constexpr (field_count<T> == 0) return std::array<std::size_t, 0>{};
+  else if constexpr (offsets_exact<T>) return offsets_by_pattern<T>();
+  else return offsets_by_rule<T>();
+}();
+}  // namespace detail
+
+/// Byte offset of field I inside T.
+template <reflected T, std::size_t I>
+constexpr std::size_t field_offset() {
+  return detail::field_offsets<T>[I];
+}
+
+/// Where offsets come from the placement rule (records holding types that are not trivially
+/// copyable), proves that the rule accounts for every byte of T up to its tail padding.
 template <reflected T>
 constexpr bool check_offsets() {
-  constexpr std::size_t n = field_count<T>;
-  if constexpr (n == 0) {
-    return true;
-  } else {
-    constexpr std::size_t end = field_offset<T, n - 1>() + sizeof(field_type_t<T, n - 1>);
+  if constexpr (!detail::offsets_exact<T> && field_count<T> > 0) {
+    constexpr auto end = [] {
+      std::size_t e = 0;
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((e = std::max(e, field_offset<T, I>() + sizeof(field_type_t<T, I>))), ...);
+      }(std::make_index_sequence<field_count<T>>{});
+      return e;
+    }();
     static_assert(align_up(end, alignof(T)) == sizeof(T),
-                  "strata: the record has members Hana does not reflect, or reflected fields out of declaration "
-                  "order; list every data member, in order, in BOOST_HANA_DEFINE_STRUCT/ADAPT_STRUCT.");
-    return true;
+                  "strata: the record has members Hana does not reflect (or members with their own alignas); "
+                  "list every data member in BOOST_HANA_DEFINE_STRUCT/ADAPT_STRUCT.");
   }
+  return true;
 }
 
 namespace detail {

@@ -7,6 +7,6 @@ struct particle {
 };
 int main() {
   using d = strata::layout::record_descriptor<particle>;
-  std::printf("particle: %zu fields, %zu B packed, %zu B padded\n", d::fields, d::packed_size, d::padded_size);
+  std::printf("particle: %zu leaves, %zu B packed, %zu B padded\n", d::leaves, d::packed_size, d::padded_size);
   return d::padded_size == 32 ? 0 : 1;
 }

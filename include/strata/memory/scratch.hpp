@@ -1,0 +1,145 @@
+// Temporary memory for algorithms (reduction partials, sort and compaction buffers), stream
+// ordered: a block is allocated for the work queued on one stream and given back after it, so
+// work on different streams never shares a block and nothing waits for the device. The resource
+// is replaceable (a caching allocator of the caller's, say); the default draws on one CUDA memory
+// pool per device that keeps what it has allocated, so after warm-up no call reaches cudaMalloc.
+#pragma once
+
+#include <strata/config.hpp>
+#include <strata/memory/error.hpp>
+#include <strata/memory/resource.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+class scratch_resource {
+ public:
+  virtual ~scratch_resource() = default;
+  /// `bytes` (> 0) usable by work queued on `stream` after this call, aligned to 256 bytes; throws
+  /// out_of_memory when none can be had.
+  virtual void* allocate(std::size_t bytes, stream_t stream) = 0;
+  /// Gives p back once the work queued on `stream` before this call has finished.
+  virtual void deallocate(void* p, std::size_t bytes, stream_t stream) noexcept = 0;
+};
+
+namespace testing {
+/// Scratch blocks handed out by the default resource that had to grow its pool (a cudaMalloc
+/// underneath); a hot loop that keeps this still allocates nothing from the driver.
+inline std::atomic<long> scratch_pool_growths{0};
+}  // namespace testing
+
+/// CUDA backend: cudaMallocFromPoolAsync / cudaFreeAsync on a pool per device (release threshold
+/// at its maximum, so freed blocks stay for the next call). Host backend: aligned operator new.
+class pool_scratch final : public scratch_resource {
+ public:
+  void* allocate(std::size_t bytes, stream_t stream) override {
+    long ordinal = testing::allocation_ordinal.fetch_add(1, std::memory_order_relaxed);
+    if (auto hook = testing::fail_allocation_if.load(std::memory_order_relaxed); hook && hook(ordinal, bytes, memory_space::device))
+      throw out_of_memory(bytes, memory_space::device, "injected failure (scratch)");
+    void* p = nullptr;
+#if defined(STRATA_BACKEND_CUDA)
+    int dev = 0;
+    detail::cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
+    cudaMemPool_t pool = pool_of(dev);
+    std::uint64_t reserved_before = 0, reserved_after = 0;
+    (void)cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved_before);
+    const cudaError_t e = cudaMallocFromPoolAsync(&p, bytes, pool, stream);
+    if (e == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      throw out_of_memory(bytes, memory_space::device, "scratch pool of device " + std::to_string(dev));
+    }
+    detail::cuda_check(e, "cudaMallocFromPoolAsync (strata scratch)");
+    (void)cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved_after);
+    if (reserved_after > reserved_before) testing::scratch_pool_growths.fetch_add(1, std::memory_order_relaxed);
+#else
+    (void)stream;
+    p = ::operator new(bytes, std::align_val_t{column_alignment}, std::nothrow);
+    if (!p) throw out_of_memory(bytes, memory_space::device, "scratch");
+#endif
+    testing::live_allocations.fetch_add(1, std::memory_order_relaxed);
+    return p;
+  }
+  void deallocate(void* p, std::size_t, stream_t stream) noexcept override {
+    if (!p) return;
+    testing::live_allocations.fetch_sub(1, std::memory_order_relaxed);
+#if defined(STRATA_BACKEND_CUDA)
+    (void)cudaFreeAsync(p, stream);
+#else
+    (void)stream;
+    ::operator delete(p, std::align_val_t{column_alignment});
+#endif
+  }
+
+ private:
+#if defined(STRATA_BACKEND_CUDA)
+  cudaMemPool_t pool_of(int dev) {
+    std::lock_guard<std::mutex> lock(m_);
+    if (std::size_t(dev) >= pools_.size()) pools_.resize(std::size_t(dev) + 1, nullptr);
+    if (!pools_[dev]) {
+      cudaMemPoolProps props{};
+      props.allocType = cudaMemAllocationTypePinned;
+      props.location.type = cudaMemLocationTypeDevice;
+      props.location.id = dev;
+      cudaMemPool_t pool = nullptr;
+      detail::cuda_check(cudaMemPoolCreate(&pool, &props), "cudaMemPoolCreate (strata scratch)");
+      std::uint64_t keep = ~std::uint64_t(0);
+      detail::cuda_check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute");
+      pools_[dev] = pool;
+    }
+    return pools_[dev];
+  }
+  std::mutex m_;
+  std::vector<cudaMemPool_t> pools_;  // never destroyed: blocks may still be in flight at exit
+#endif
+};
+
+namespace detail {
+inline pool_scratch& default_scratch_resource() {
+  static pool_scratch* r = new pool_scratch;  // outlives every static that may free into it
+  return *r;
+}
+inline std::atomic<scratch_resource*> current_scratch{nullptr};
+}  // namespace detail
+
+/// The resource strata's algorithms take scratch from (the per-device pool unless replaced).
+inline scratch_resource& scratch() {
+  scratch_resource* r = detail::current_scratch.load(std::memory_order_acquire);
+  return r ? *r : detail::default_scratch_resource();
+}
+/// Replaces the scratch resource for the whole process (nullptr restores the default); returns the
+/// previous one. The resource must outlive every algorithm call that may use it.
+inline scratch_resource* set_scratch_resource(scratch_resource* r) {
+  return detail::current_scratch.exchange(r, std::memory_order_acq_rel);
+}
+
+namespace detail {
+/// A scratch block for one operation on one stream, given back (stream ordered) on scope exit.
+class scratch_block {
+ public:
+  scratch_block(std::size_t bytes, stream_t stream, scratch_resource& r = scratch())
+      : r_(&r), bytes_(bytes), stream_(stream), p_(bytes ? r.allocate(bytes, stream) : nullptr) {}
+  ~scratch_block() { r_->deallocate(p_, bytes_, stream_); }
+  scratch_block(const scratch_block&) = delete;
+  scratch_block& operator=(const scratch_block&) = delete;
+  std::byte* data() const { return static_cast<std::byte*>(p_); }
+  template <class U>
+  U* as(std::size_t byte_offset = 0) const {
+    return reinterpret_cast<U*>(data() + byte_offset);
+  }
+
+ private:
+  scratch_resource* r_;
+  std::size_t bytes_;
+  stream_t stream_;
+  void* p_;
+};
+}  // namespace detail
+
+}  // namespace strata
