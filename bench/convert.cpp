@@ -1,6 +1,7 @@
-// AoS <-> SoA conversion on 2^26 records (the 28-byte particle and the 24-byte mixed record):
-// strata's tiled transpose against the one-thread-per-record peer; and a 1 GiB host std::vector
-// landing as device SoA against a pinned cudaMemcpy of the same bytes.
+// AoS <-> SoA conversion on 2^26 records (the 28-byte particle, the 24-byte mixed record and the
+// nested particle, whose vec3 members open into leaves) and 2^24 records of a 104-byte record of
+// 19 leaves of four sizes: strata's tiled transpose against the one-thread-per-record peer; and a
+// 1 GiB host std::vector landing as device SoA against a pinned cudaMemcpy of the same bytes.
 #include "common.hpp"
 
 #include <strata/convert/convert.hpp>
@@ -14,7 +15,7 @@ using namespace strata_test;
 
 template <class T>
 std::int64_t records() {
-  return strata_bench::scaled(std::int64_t(1) << 26);
+  return strata_bench::scaled(std::int64_t(1) << (sizeof(T) > 64 ? 24 : 26));
 }
 template <class T>
 double convert_bytes(std::int64_t n) {  // AoS bytes once, SoA bytes once
@@ -123,6 +124,15 @@ STRATA_BENCHMARK(strata_aos_to_soa<mixed_convert>, "aos_to_soa/strata" + n26 + "
 STRATA_BENCHMARK(naive_to_soa<mixed_convert>, "aos_to_soa/naive" + n26 + "/mixed");
 STRATA_BENCHMARK(strata_soa_to_aos<mixed_convert>, "soa_to_aos/strata" + n26 + "/mixed");
 STRATA_BENCHMARK(naive_to_aos<mixed_convert>, "soa_to_aos/naive" + n26 + "/mixed");
+STRATA_BENCHMARK(strata_aos_to_soa<nested_particle>, "aos_to_soa/strata" + n26 + "/nested");
+STRATA_BENCHMARK(naive_to_soa<nested_particle>, "aos_to_soa/naive" + n26 + "/nested");
+STRATA_BENCHMARK(strata_soa_to_aos<nested_particle>, "soa_to_aos/strata" + n26 + "/nested");
+STRATA_BENCHMARK(naive_to_aos<nested_particle>, "soa_to_aos/naive" + n26 + "/nested");
+const std::string n24 = "/" + std::to_string(records<big_record>());
+STRATA_BENCHMARK(strata_aos_to_soa<big_record>, "aos_to_soa/strata" + n24 + "/big");
+STRATA_BENCHMARK(naive_to_soa<big_record>, "aos_to_soa/naive" + n24 + "/big");
+STRATA_BENCHMARK(strata_soa_to_aos<big_record>, "soa_to_aos/strata" + n24 + "/big");
+STRATA_BENCHMARK(naive_to_aos<big_record>, "soa_to_aos/naive" + n24 + "/big");
 const std::string nh = "/" + std::to_string(host_records());
 STRATA_BENCHMARK(strata_host_to_soa, "host_aos_to_device_soa/strata" + nh);
 STRATA_BENCHMARK(pinned_memcpy, "host_aos_to_device_soa/pinned_memcpy" + nh);

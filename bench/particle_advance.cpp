@@ -1,7 +1,9 @@
-// Particle advance on 2^26 particles (7 float fields): read x, y, z, vx, vy, vz, write x, y, z.
+// Particle advance on 2^26 particles (7 float leaves): read x, y, z, vx, vy, vz, write x, y, z.
 // Variants: strata record iterators and packet iterators inside thrust::transform, the peer
 // (thrust::transform over a zip_iterator of raw columns), a hand-written float4 SoA kernel, a plain
-// AoS kernel, and strata's padded AoS records inside thrust::transform.
+// AoS kernel, and strata's padded AoS records inside thrust::transform. The same step on the
+// nested particle (pos and vel as vec3 members; record `nested`): packets, strata::transform and
+// the zip peer over the same leaf columns.
 #include "common.hpp"
 
 #include <strata/algorithm/transform.hpp>
@@ -34,6 +36,15 @@ struct advance_tuple {
   STRATA_HD thrust::tuple<float, float, float> operator()(const thrust::tuple<float, float, float, float, float, float>& t) const {
     return {thrust::get<0>(t) + thrust::get<3>(t) * dt, thrust::get<1>(t) + thrust::get<4>(t) * dt,
             thrust::get<2>(t) + thrust::get<5>(t) * dt};
+  }
+};
+
+struct advance_nested {
+  STRATA_HD strata_test::nested_particle operator()(strata_test::nested_particle p) const {
+    p.pos.x += p.vel.x * dt;
+    p.pos.y += p.vel.y * dt;
+    p.pos.z += p.vel.z * dt;
+    return p;
   }
 };
 
@@ -144,6 +155,41 @@ void aos_padded(benchmark::State& state) {
                           [&] { thrust::transform(v.begin(), v.end(), v.begin(), advance{}); });
 }
 
+using strata_test::nested_particle;
+strata::soa_vector<nested_particle>& nested() {
+  static strata::soa_vector<nested_particle> v(strata_test::random_records<nested_particle>(std::size_t(particles())));
+  return v;
+}
+void nested_packets(benchmark::State& state) {
+  auto& v = nested();
+  auto in = strata::packets(strata::project<&nested_particle::pos, &nested_particle::vel>(v.view()));
+  auto out = strata::packets(strata::project<&nested_particle::pos>(v.view()));
+  strata_bench::run_timed(state, bytes(), double(v.size()), [&] {
+    thrust::transform(strata::packets_begin(in), strata::packets_end(in), strata::packets_begin(out),
+                      strata::per_record(advance_nested{}));
+  });
+}
+void nested_transform(benchmark::State& state) {
+  auto& v = nested();
+  auto in = strata::project<&nested_particle::pos, &nested_particle::vel>(v);
+  auto out = strata::project<&nested_particle::pos>(v);
+  strata_bench::run_timed(state, bytes(), double(v.size()), [&] { strata::transform(in, out, advance_nested{}); });
+}
+void nested_thrust_zip(benchmark::State& state) {
+  auto& v = nested();
+  auto c = [&](auto col) { return thrust::device_pointer_cast(col.data()); };
+  using strata::member;
+  auto x = c(v.column<member<&nested_particle::pos, &strata_test::vec3::x>>());
+  auto y = c(v.column<member<&nested_particle::pos, &strata_test::vec3::y>>());
+  auto z = c(v.column<member<&nested_particle::pos, &strata_test::vec3::z>>());
+  auto in = thrust::make_zip_iterator(x, y, z, c(v.column<member<&nested_particle::vel, &strata_test::vec3::x>>()),
+                                      c(v.column<member<&nested_particle::vel, &strata_test::vec3::y>>()),
+                                      c(v.column<member<&nested_particle::vel, &strata_test::vec3::z>>()));
+  auto out = thrust::make_zip_iterator(x, y, z);
+  strata_bench::run_timed(state, bytes(), double(v.size()),
+                          [&] { thrust::transform(in, in + std::ptrdiff_t(v.size()), out, advance_tuple{}); });
+}
+
 const std::string suffix = "/" + std::to_string(particles());
 STRATA_BENCHMARK(strata_iterators, "particle_advance/strata_iterators" + suffix);
 STRATA_BENCHMARK(strata_packets, "particle_advance/strata_packets" + suffix);
@@ -152,5 +198,8 @@ STRATA_BENCHMARK(thrust_zip, "particle_advance/thrust_zip" + suffix);
 STRATA_BENCHMARK(hand_float4, "particle_advance/hand_float4" + suffix);
 STRATA_BENCHMARK(aos_plain, "particle_advance/aos_plain" + suffix);
 STRATA_BENCHMARK(aos_padded, "particle_advance/aos_padded" + suffix);
+STRATA_BENCHMARK(nested_packets, "particle_advance/strata_packets" + suffix + "/nested");
+STRATA_BENCHMARK(nested_transform, "particle_advance/strata" + suffix + "/nested");
+STRATA_BENCHMARK(nested_thrust_zip, "particle_advance/thrust_zip" + suffix + "/nested");
 
 }  // namespace

@@ -26,8 +26,11 @@ PEERS = {
 }
 
 
+DTYPES = {"fp32", "bf16", "fp16"}
+
+
 def parse_name(name):
-    """workload/variant/size[/dtype] -> fields; size is n or ROWSxHIDDEN."""
+    """workload/variant/size[/dtype or record] -> fields; size is n or ROWSxHIDDEN."""
     parts = name.split("/")
     row = {"workload": parts[0], "variant": parts[1]}
     size = parts[2]
@@ -38,12 +41,12 @@ def parse_name(name):
     else:
         row["n"] = int(size)
     if len(parts) > 3 and not parts[3].startswith(("iterations", "repeats", "manual")):
-        row["dtype"] = parts[3]
+        row["dtype" if parts[3] in DTYPES else "record"] = parts[3]
     return row
 
 
 def key(row):
-    return (row["workload"], row["n"], row.get("dtype"), row.get("rows"), row.get("hidden"))
+    return (row["workload"], row["n"], row.get("dtype"), row.get("record"), row.get("rows"), row.get("hidden"))
 
 
 def add_ratios(rows, memcpy_gbps):
@@ -95,7 +98,8 @@ def table(res):
              "| workload | shape | variant | ms | GB/s | x memcpy | x peer (peer) |",
              "| --- | --- | --- | ---: | ---: | ---: | --- |"]
     for r in res["results"]:
-        shape = (f"{r['rows']}x{r['hidden']}" if "rows" in r else str(r["n"])) + (f" {r['dtype']}" if r.get("dtype") else "")
+        shape = (f"{r['rows']}x{r['hidden']}" if "rows" in r else str(r["n"])) + "".join(
+            f" {r[k]}" for k in ("dtype", "record") if r.get(k))
         peer = f"{r['ratio_peer']} ({r['peer']})" if "peer" in r else ""
         lines.append(f"| {r['workload']} | {shape} | {r['variant']} | {r['ms']} | {r['gbps']} | "
                      f"{r['ratio_memcpy']} | {peer} |")
@@ -116,10 +120,11 @@ def render(args):
     for w in workloads:
         rows = [r for r in res["results"] if r["workload"] == w]
         fig, ax = plt.subplots(figsize=(7, 4))
-        groups = sorted({(r["variant"], r.get("dtype")) for r in rows}, key=str)
-        for variant, dtype in groups:
-            pts = sorted((r["bytes"], r["gbps"]) for r in rows if r["variant"] == variant and r.get("dtype") == dtype)
-            label = variant + (f" {dtype}" if dtype else "")
+        groups = sorted({(r["variant"], r.get("dtype") or r.get("record")) for r in rows}, key=str)
+        for variant, kind in groups:
+            pts = sorted((r["bytes"], r["gbps"]) for r in rows
+                         if r["variant"] == variant and (r.get("dtype") or r.get("record")) == kind)
+            label = variant + (f" {kind}" if kind else "")
             ax.plot([p[0] / 1e9 for p in pts], [p[1] for p in pts], marker="o", label=label)
         if res.get("memcpy_gbps"):
             ax.axhline(res["memcpy_gbps"], color="k", linestyle="--", label="cudaMemcpy D2D")

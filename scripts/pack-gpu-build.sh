@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/cuda}
 rm -rf .carry && mkdir -p .carry/tests .carry/bench .carry/lib .carry/src .carry/examples
-cp "$build"/tests/*_test .carry/tests/
+cp "$build"/tests/*_test "$build"/tests/issue12_repro .carry/tests/
 cp "$build"/bench/strata_bench .carry/bench/
 cp "$build/src/strata" .carry/src/
 cp "$build/examples/particles" "$build/examples/layer_norm_check" .carry/examples/
