@@ -204,23 +204,24 @@ TEST(Transform, HostMemoryReachesNoDeviceKernel) {
   strata::host_soa_vector<particle> h(ref);
   strata::soa_vector<particle> d(ref);
 #if defined(STRATA_BACKEND_CUDA)
-  auto expect_refused = [](auto&& call, const char* what) {
+  // The message names the operand: its records' type, or a column's element type.
+  auto expect_refused = [](auto&& call, const char* what, const char* named) {
     try {
       call();
       ADD_FAILURE() << what << ": no error";
     } catch (const strata::memory_space_error& e) {
       const std::string m = e.what();
       EXPECT_NE(m.find("host memory"), std::string::npos) << m;
-      EXPECT_NE(m.find("particle"), std::string::npos) << m;
+      EXPECT_NE(m.find(named), std::string::npos) << m;
     }
   };
-  expect_refused([&] { strata::transform(h, h, drift{}); }, "transform");
-  expect_refused([&] { strata::transform(d, h, drift{}); }, "transform to host");
-  expect_refused([&] { strata::transform(h, d, drift{}); }, "transform from host");
-  expect_refused([&] { strata::for_each(h, kick{}); }, "for_each");
-  expect_refused([&] { (void)strata::transform_reduce(h, kinetic_energy{}, 0.0, plus_d{}); }, "transform_reduce");
-  expect_refused([&] { (void)strata::reduce(h.column<&particle::mass>(), 0.0f, plus_f{}); }, "reduce");
-  expect_refused([&] { (void)strata::statistics(h.column<&particle::mass>()); }, "statistics");
+  expect_refused([&] { strata::transform(h, h, drift{}); }, "transform", "1000 records of strata_test::particle");
+  expect_refused([&] { strata::transform(d, h, drift{}); }, "transform to host", "the output");
+  expect_refused([&] { strata::transform(h, d, drift{}); }, "transform from host", "the input");
+  expect_refused([&] { strata::for_each(h, kick{}); }, "for_each", "particle");
+  expect_refused([&] { (void)strata::transform_reduce(h, kinetic_energy{}, 0.0, plus_d{}); }, "transform_reduce", "particle");
+  expect_refused([&] { (void)strata::reduce(h.column<&particle::mass>(), 0.0f, plus_f{}); }, "reduce", "1000 elements of float");
+  expect_refused([&] { (void)strata::statistics(h.column<&particle::mass>()); }, "statistics", "1000 elements of float");
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_EQ(strata::transform(d, d, drift{}), strata::path::vectorized);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);

@@ -112,9 +112,10 @@ struct operand {
   const char* role;
   memory_location where;
   index_t size;
-  std::string record;
+  std::string type;                  // the record type, or a column's element type
+  const char* unit = "records";      // what size counts
   std::string describe() const {
-    return std::string("the ") + role + " (" + std::to_string(size) + " records of " + record + ")";
+    return std::string("the ") + role + " (" + std::to_string(size) + " " + unit + " of " + type + ")";
   }
 };
 template <class V>
