@@ -1,9 +1,10 @@
-// Layer norm, rows x hidden, fp32 / bf16 / fp16: bytes = input read once + output written once.
-// PyTorch's eager and compiled layer_norm are timed by bench/layer_norm_torch.py in the same
-// gpu-check run and merged into the same results file.
+// Layer norm (strata::layer_norm), rows x hidden, fp32 / bf16 / fp16: bytes = input read once +
+// output written once. PyTorch's eager and compiled layer_norm are timed by
+// bench/layer_norm_torch.py in the same gpu-check run and merged into the same results file; the
+// sweep over hidden sizes is bench/norm_sweep.cpp.
 #include "common.hpp"
 
-#include "layer_norm/layer_norm.hpp"
+#include <strata/algorithm/normalize.hpp>
 
 #include <random>
 
@@ -28,7 +29,8 @@ template <class T>
 void run(benchmark::State& state, strata::index_t rows, strata::index_t cols) {
   ln_case<T> c(rows, cols);
   strata_bench::run_timed(state, 2.0 * double(rows) * double(cols) * sizeof(T), double(rows * cols), [&] {
-    strata_examples::layer_norm<T>(c.x.const_view(), c.gamma.const_view(), c.beta.const_view(), c.y.view(), 1e-5f);
+    strata::layer_norm<T>(c.x.const_view(), c.y.view(), {c.gamma.const_view().data, std::size_t(cols)},
+                          {c.beta.const_view().data, std::size_t(cols)}, 1e-5f);
   });
 }
 

@@ -23,6 +23,8 @@ PEERS = {
     "reduce_sum": "cub",
     "kinetic_energy": "thrust_zip",
     "layer_norm": "torch_eager",
+    "rms_norm": "torch_eager",
+    "transform_latency": "hand_float4",
 }
 
 
@@ -74,6 +76,8 @@ def results(args):
         row = parse_name(name)
         ms = b["real_time"] * {"ms": 1, "us": 1e-3, "ns": 1e-6, "s": 1e3}[b["time_unit"]]
         row.update(bytes=int(b["bytes"]), ms=round(ms, 4), gbps=round(b["bytes"] / (ms * 1e-3) / 1e9, 1))
+        if "enqueue_us" in b:  # host time to issue one call (back-to-back benchmarks)
+            row["enqueue_us"] = round(b["enqueue_us"], 2)
         if row["workload"] == "memcpy":
             memcpy_gbps = row["gbps"]
             continue
@@ -101,7 +105,8 @@ def table(res):
         shape = (f"{r['rows']}x{r['hidden']}" if "rows" in r else str(r["n"])) + "".join(
             f" {r[k]}" for k in ("dtype", "record") if r.get(k))
         peer = f"{r['ratio_peer']} ({r['peer']})" if "peer" in r else ""
-        lines.append(f"| {r['workload']} | {shape} | {r['variant']} | {r['ms']} | {r['gbps']} | "
+        ms = f"{r['ms']}" + (f" ({r['enqueue_us']} us host)" if "enqueue_us" in r else "")
+        lines.append(f"| {r['workload']} | {shape} | {r['variant']} | {ms} | {r['gbps']} | "
                      f"{r['ratio_memcpy']} | {peer} |")
     return "\n".join(lines) + "\n"
 

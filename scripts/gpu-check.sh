@@ -76,10 +76,14 @@ if ! skip demo && [ -x "$examples/particles" ]; then
   if "$examples/particles" >"$LOGS/demo.log" 2>&1; then add "particle demo" "ok (demo.log)"; else add "particle demo" "FAILED (demo.log)"; status=1; fi
 fi
 
+if ! skip demo && [ -x "$examples/layer_norm_example" ]; then
+  if "$examples/layer_norm_example" >>"$LOGS/demo.log" 2>&1; then add "layer norm example" "ok (demo.log)"; else add "layer norm example" "FAILED (demo.log)"; status=1; fi
+fi
+
 extra=()
-if ! skip torch && [ -x "$examples/layer_norm_check" ] && python3 -c 'import torch' 2>/dev/null; then
-  if PYTHONUNBUFFERED=1 timeout "${STRATA_TORCH_TIMEOUT:-300}" python3 bench/layer_norm_torch.py --example "$examples/layer_norm_check" --out "$LOGS/torch.json" \
-       >"$LOGS/torch.log" 2>&1; then
+if ! skip torch && [ -f "$examples/libstrata_norm.so" ] && python3 -c 'import torch' 2>/dev/null; then
+  if PYTHONUNBUFFERED=1 timeout "${STRATA_TORCH_TIMEOUT:-300}" python3 bench/layer_norm_torch.py --library "$examples/libstrata_norm.so" \
+       --out "$LOGS/torch.json" ${STRATA_TORCH_ARGS:-} >"$LOGS/torch.log" 2>&1; then
     add "layer norm vs PyTorch" "ok: $(grep -c '^ok' "$LOGS/torch.log") checks passed (torch.log)"; extra=(--extra "$LOGS/torch.json")
   else
     add "layer norm vs PyTorch" "FAILED (torch.log)"; grep -E 'FAIL|Error' "$LOGS/torch.log" | head; status=1

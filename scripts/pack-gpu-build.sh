@@ -9,7 +9,8 @@ rm -rf .carry && mkdir -p .carry/tests .carry/bench .carry/lib .carry/src .carry
 cp "$build"/tests/*_test "$build"/tests/issue12_repro .carry/tests/
 cp "$build"/bench/strata_bench .carry/bench/
 cp "$build/src/strata" .carry/src/
-cp "$build/examples/particles" "$build/examples/layer_norm_check" .carry/examples/
+cp "$build/examples/particles" "$build/examples/layer_norm_example" "$build/examples/libstrata_norm.so" .carry/examples/
+[ -x "$build/bench/norm_sweep" ] && cp "$build/bench/norm_sweep" .carry/bench/
 for bin in .carry/tests/* .carry/bench/* .carry/src/* .carry/examples/*; do
   ldd "$bin" | awk '/benchmark|gtest/ {print $3}' | while read -r lib; do [ -f "$lib" ] && cp -L "$lib" .carry/lib/; done
 done

@@ -1,56 +1,59 @@
-// layer_norm_check: runs strata's layer norm on tensors written by bench/layer_norm_torch.py.
-//   layer_norm_check DIR   reads DIR/meta.txt ("rows cols dtype eps"), x.bin, gamma.bin, beta.bin
-//                          (raw row-major values), writes DIR/y.bin
-#include "layer_norm.hpp"
+// layer_norm_example: normalizes the rows of a dense row-major array with strata's library call,
+// on strata's padded matrix and on dense rows the caller allocated, and checks both against a
+// plain host loop. bench/layer_norm_torch.py checks the same calls against PyTorch.
+//   layer_norm_example [ROWS COLS]
+#include <strata/algorithm/normalize.hpp>
 
+#include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <string>
+#include <cstdlib>
+#include <random>
 #include <vector>
 
-namespace {
-
-template <class T>
-std::vector<T> read(const std::string& path, std::size_t n) {
-  std::vector<T> v(n);
-  std::ifstream f(path, std::ios::binary);
-  if (!f.read(reinterpret_cast<char*>(v.data()), std::streamsize(n * sizeof(T))))
-    throw std::runtime_error("cannot read " + std::to_string(n) + " values from " + path);
-  return v;
-}
-
-template <class T>
-void run(const std::string& dir, strata::index_t rows, strata::index_t cols, float eps) {
-  auto x = read<T>(dir + "/x.bin", std::size_t(rows * cols));
-  auto g = read<T>(dir + "/gamma.bin", std::size_t(cols));
-  auto b = read<T>(dir + "/beta.bin", std::size_t(cols));
-  strata::matrix<T> mx(rows, cols, x.data()), mg(1, cols, g.data()), mb(1, cols, b.data()), my(rows, cols);
-  strata_examples::layer_norm<T>(mx.const_view(), mg.const_view(), mb.const_view(), my.view(), eps);
-  strata::synchronize(strata::stream_t{});
-  my.copy_to_host(x.data());
-  std::ofstream(dir + "/y.bin", std::ios::binary).write(reinterpret_cast<const char*>(x.data()), std::streamsize(x.size() * sizeof(T)));
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "usage: layer_norm_check DIR\n";
-    return 2;
-  }
-  std::string dir = argv[1], dtype;
-  strata::index_t rows = 0, cols = 0;
-  float eps = 0;
-  std::ifstream(dir + "/meta.txt") >> rows >> cols >> dtype >> eps;
+  const strata::index_t rows = argc > 2 ? std::atoll(argv[1]) : 1000, cols = argc > 2 ? std::atoll(argv[2]) : 5120;
+  std::mt19937 g(7);
+  std::normal_distribution<float> d(0.5f, 2.0f);
+  std::vector<float> x(static_cast<std::size_t>(rows * cols)), gamma(static_cast<std::size_t>(cols)), beta(static_cast<std::size_t>(cols));
+  for (auto& v : x) v = d(g);
+  for (auto& v : gamma) v = 1.0f + 0.1f * d(g);
+  for (auto& v : beta) v = 0.1f * d(g);
   try {
-    if (dtype == "fp32") run<float>(dir, rows, cols, eps);
-    else if (dtype == "bf16") run<strata::bfloat16>(dir, rows, cols, eps);
-    else if (dtype == "fp16") run<strata::half>(dir, rows, cols, eps);
-    else throw std::runtime_error("unknown dtype '" + dtype + "' in " + dir + "/meta.txt");
+    // strata's matrix: rows padded to 16 bytes.
+    strata::matrix<float> mx(rows, cols, x.data()), my(rows, cols), mg(1, cols, gamma.data()), mb(1, cols, beta.data());
+    const cuda::std::span<const float> gs(mg.const_view().data, std::size_t(cols)), bs(mb.const_view().data, std::size_t(cols));
+    const auto p1 = strata::layer_norm<float>(mx.const_view(), my.view(), gs, bs, 1e-5f);
+    // Dense rows someone else allocated (pitch == cols): rows need not start on 16-byte boundaries.
+    strata::buffer dx(x.size() * sizeof(float), strata::memory_space::device), dy(x.size() * sizeof(float), strata::memory_space::device);
+    strata::copy_bytes(dx.data(), x.data(), dx.bytes());
+    auto* px = reinterpret_cast<float*>(dx.data());
+    auto* py = reinterpret_cast<float*>(dy.data());
+    const auto p2 = strata::layer_norm<float>(strata::make_matrix_view<const float>(px, rows, cols),
+                                              strata::make_matrix_view(py, rows, cols), gs, bs, 1e-5f);
+    strata::synchronize(strata::stream_t{});
+    std::vector<float> y1(x.size()), y2(x.size());
+    my.copy_to_host(y1.data());
+    strata::copy_bytes(y2.data(), py, dy.bytes());
+    double err1 = 0, err2 = 0, ref2 = 0;
+    for (strata::index_t r = 0; r < rows; ++r) {
+      double mean = 0, var = 0;
+      for (strata::index_t c = 0; c < cols; ++c) mean += x[std::size_t(r * cols + c)];
+      mean /= double(cols);
+      for (strata::index_t c = 0; c < cols; ++c) var += std::pow(x[std::size_t(r * cols + c)] - mean, 2);
+      var /= double(cols);
+      for (strata::index_t c = 0; c < cols; ++c) {
+        const std::size_t i = std::size_t(r * cols + c);
+        const double want = (x[i] - mean) / std::sqrt(var + 1e-5) * gamma[std::size_t(c)] + beta[std::size_t(c)];
+        err1 += (y1[i] - want) * (y1[i] - want), err2 += (y2[i] - want) * (y2[i] - want), ref2 += want * want;
+      }
+    }
+    const double e1 = std::sqrt(err1 / ref2), e2 = std::sqrt(err2 / ref2);
+    auto name = [](strata::path p) { return p == strata::path::vectorized ? "16-byte vectors" : "element by element"; };
+    std::printf("layer norm of %lld x %lld fp32: strata matrix (%s) relative error %.2e; dense rows (%s) %.2e\n", (long long)rows,
+                (long long)cols, name(p1), e1, name(p2), e2);
+    return e1 < 1e-5 && e2 < 1e-5 ? 0 : 1;
   } catch (const std::exception& e) {
-    std::cerr << "layer_norm_check: " << e.what() << "\n";
+    std::fprintf(stderr, "layer_norm_example: %s\n", e.what());
     return 1;
   }
-  return 0;
 }

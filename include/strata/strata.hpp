@@ -3,6 +3,7 @@
 
 #include <strata/config.hpp>
 #include <strata/reflect/reflect.hpp>
+#include <strata/reflect/leaves.hpp>
 #include <strata/layout/descriptor.hpp>
 #include <strata/layout/numeric.hpp>
 #include <strata/layout/vector_access.hpp>
@@ -10,6 +11,7 @@
 #include <strata/memory/device.hpp>
 #include <strata/memory/resource.hpp>
 #include <strata/memory/soa_layout.hpp>
+#include <strata/memory/scratch.hpp>
 #include <strata/container/soa_view.hpp>
 #include <strata/container/soa_vector.hpp>
 #include <strata/container/aos_view.hpp>
@@ -22,3 +24,4 @@
 #include <strata/algorithm/transform.hpp>
 #include <strata/algorithm/reduce.hpp>
 #include <strata/algorithm/rows.hpp>
+#include <strata/algorithm/normalize.hpp>

@@ -1,5 +1,5 @@
-// Row fragments over a padded matrix: elements past the row read as zero, stores put zero in the
-// pitch padding and never touch the next row; matrix round trips bit for bit.
+// Row units over a padded matrix: elements past the row read as zero, stores put zero in the pitch
+// padding of owned rows and nothing past the row in someone else's; matrix round trips bit for bit.
 #include <strata/algorithm/rows.hpp>
 #include <strata/container/matrix.hpp>
 
@@ -23,29 +23,30 @@ TEST(Matrix, PitchIsSixteenBytesAndRoundTrips) {
   }
 }
 
-TEST(RowFragment, MasksTheTailAndStoresZeroPadding) {
-  // Host-memory rows: the fragment logic is the same code on both backends.
-  const strata::index_t cols = 10;  // 3 vectors of 4 floats, the last with 2 valid elements
+TEST(RowUnits, PartialUnitsMoveWholeOnlyWhereTheRowsOwnTheirPadding) {
+  // Host-memory rows: the unit logic is the same code on both backends.
+  const strata::index_t cols = 10;  // 3 units of 4 floats, the last with 2 elements inside the row
   strata::matrix<float, strata::memory_space::host> m(2, cols);
   auto v = m.view();
   for (strata::index_t c = 0; c < v.pitch; ++c) v.row(0)[c] = float(c + 1), v.row(1)[c] = -1.0f;
-  strata::rows::fragment<float, 2> f;
-  f.load(v.row(0), cols, 1, 2);  // vectors 1 and 3 of the row: 3 is past the end
-  EXPECT_EQ(f.v[0][0], 5.0f);
-  EXPECT_EQ(f.v[0][3], 8.0f);
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(f.v[1][i], 0.0f);
-  strata::rows::fragment<float, 1> tail;
-  tail.load(v.row(0), cols, 2, 1);
-  EXPECT_EQ(tail.v[0][0], 9.0f);
-  EXPECT_EQ(tail.v[0][1], 10.0f);
-  EXPECT_EQ(tail.v[0][2], 0.0f);  // padding elements read as zero, whatever the memory holds
-  EXPECT_EQ(tail.sum(), 19.0f);
-  tail.v[0][2] = 99.0f;  // a value in a padding lane must not be written back as data
-  tail.store(v.row(1), cols, 2, 1);
+  // Owned padding: the last unit is one access, padding elements go out as zeros.
+  float in[4] = {9.0f, 10.0f, 99.0f, 99.0f};
+  strata::rows::store_unit<float, 16>(v.row(1), cols, 2, in, true);
   EXPECT_EQ(v.row(1)[8], 9.0f);
   EXPECT_EQ(v.row(1)[9], 10.0f);
   EXPECT_EQ(v.row(1)[10], 0.0f);
-  EXPECT_EQ(v.row(1)[7], -1.0f);  // other vectors untouched
+  EXPECT_EQ(v.row(1)[7], -1.0f);  // other units untouched
+  // Someone else's rows: elements past cols are neither read nor written.
+  v.row(1)[10] = -5.0f, v.row(1)[11] = -6.0f;
+  strata::rows::store_unit<float, 16>(v.row(1), cols, 2, in, false);
+  EXPECT_EQ(v.row(1)[10], -5.0f);
+  EXPECT_EQ(v.row(1)[11], -6.0f);
+  float out[4];
+  strata::rows::unpack_unit<float, 16>(strata::rows::load_unit<float, 16>(v.row(1), cols, 2, false), out);
+  EXPECT_EQ(out[0], 9.0f);
+  EXPECT_EQ(out[2], 0.0f);  // read as zero, whatever the memory holds
+  strata::rows::unpack_unit<float, 16>(strata::rows::load_unit<float, 16>(v.row(1), cols, 2, true), out);
+  EXPECT_EQ(out[2], -5.0f);  // owned padding: the whole unit (values past cols are masked by packed::floats)
 }
 
 TEST(RowPacked, CountsOnlyElementsInsideTheRow) {
@@ -58,7 +59,7 @@ TEST(RowPacked, CountsOnlyElementsInsideTheRow) {
   EXPECT_EQ(packed::valid(cols, 1, 1, 1), 2);
   EXPECT_EQ(packed::valid(cols, 1, 2, 1), 0);
   packed p;
-  p.load(v.row(0), cols, 1, 1);  // vectors 1 (5..8) and 2 (9, 10, padding 11, 12)
+  p.load(v.row(0), cols, 1, 1, true);  // vectors 1 (5..8) and 2 (9, 10, padding 11, 12)
   EXPECT_EQ(p.sum(cols, 1, 1), 5.0f + 6 + 7 + 8 + 9 + 10);
   EXPECT_EQ(p.sum_squares(cols, 1, 1, 7.0f), 4.0f + 1 + 0 + 1 + 4 + 9);
   float f[4];

@@ -236,3 +236,30 @@ TEST(Transform, HostMemoryReachesNoDeviceKernel) {
   EXPECT_EQ(first_difference<particle>(d.to_host(), want), -1);
 #endif
 }
+
+// Below detail::direct_launch_limit strata launches its own kernel, above it Thrust/CUB's: both
+// give the plain loop's result, on containers and on foreign views with a partial last packet.
+TEST(Transform, DirectAndThrustLaunchesAgree) {
+  STRATA_SEED_TRACE();
+  const strata::index_t saved = strata::detail::direct_launch_limit;
+  for (strata::index_t limit : {strata::index_t(0), saved}) {
+    strata::detail::direct_launch_limit = limit;
+    for (std::size_t n : {std::size_t(1), std::size_t(4097), std::size_t(99991)}) {
+      SCOPED_TRACE("limit=" + std::to_string(limit) + " n=" + std::to_string(n));
+      auto ref = random_records<particle>(n);
+      strata::soa_vector<particle> v(ref);
+      foreign_columns<particle> f(n, 3);
+      f.upload(ref);
+      EXPECT_EQ(strata::transform(v, v, drift{}), strata::path::vectorized);
+      EXPECT_EQ(strata::for_each(v, kick{}), strata::path::vectorized);
+      EXPECT_EQ(strata::transform(f.view(), f.view(), drift{}), strata::path::vectorized);
+      EXPECT_EQ(strata::for_each(f.view(), kick{}), strata::path::vectorized);
+      strata::synchronize(strata::stream_t{});
+      for (auto& p : ref) p = drift{}(p), kick{}(p);
+      EXPECT_EQ(first_difference<particle>(host_of<particle>(v), ref), -1);
+      EXPECT_EQ(first_difference<particle>(f.download(), ref), -1);
+      EXPECT_EQ(f.damage(), "");
+    }
+  }
+  strata::detail::direct_launch_limit = saved;
+}

@@ -45,3 +45,37 @@ TEST(Streams, StreamOfAnotherDeviceIsRefused) {
   GTEST_SKIP() << "the host backend has no devices";
 #endif
 }
+
+// A time step (transform, then a stream-ordered reduction into device memory) captured into a
+// CUDA graph and replayed: strata's calls enqueue only capturable work on the stream.
+TEST(Streams, StepCapturedIntoAGraphAndReplayed) {
+#if defined(STRATA_BACKEND_CUDA)
+  STRATA_SEED_TRACE();
+  auto ref = random_records<particle>(10007);
+  strata::soa_vector<particle> v(ref);
+  strata::buffer e(sizeof(double), strata::memory_space::device);
+  auto* energy = reinterpret_cast<double*>(e.data());
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+  strata::transform(v, v, drift{}, s);
+  strata::transform_reduce_async(v, kinetic_energy{}, 0.0, plus_d{}, energy, s);
+  ASSERT_EQ(cudaStreamEndCapture(s, &graph), cudaSuccess);
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  for (int k = 0; k < 3; ++k) ASSERT_EQ(cudaGraphLaunch(exec, s), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  double want = 0;
+  for (auto& p : ref) p = drift{}(drift{}(drift{}(p))), want += kinetic_energy{}(p);
+  EXPECT_EQ(first_difference<particle>(v.to_host(), ref), -1) << "three replays, three drifts";
+  double got = 0;
+  strata::copy_bytes(&got, energy, sizeof got);
+  EXPECT_NEAR(got, want, 1e-9 * (1 + std::abs(want)));
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(s);
+#else
+  GTEST_SKIP() << "CUDA graphs need the CUDA backend";
+#endif
+}

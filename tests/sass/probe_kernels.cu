@@ -7,7 +7,7 @@
 #include <strata/container/soa_view.hpp>
 #include <strata/convert/convert.hpp>
 
-#include "../../examples/layer_norm/layer_norm.hpp"
+#include <strata/algorithm/normalize.hpp>
 #include <strata/iterator/packet.hpp>
 #include <strata/layout/vector_access.hpp>
 
@@ -128,12 +128,17 @@ void probe_nested_convert(const cell_record* aos, strata::soa_view<cell_record> 
   strata::aos_to_soa(aos, soa.size(), soa);
   strata::soa_to_aos(strata::soa_view<const cell_record>(soa), back);
 }
-// Layer norm: rows, gamma and beta in 16-byte vectors, output likewise (fp32 and bf16).
-// sass-expect: layer_norm_kernel load=128 store=128
-void probe_layer_norm(strata::matrix_view<const float> x, strata::matrix_view<const float> g, strata::matrix_view<float> y,
-                      strata::matrix_view<const strata::bfloat16> xb, strata::matrix_view<const strata::bfloat16> gb,
-                      strata::matrix_view<strata::bfloat16> yb) {
-  strata_examples::layer_norm<float>(x, g, g, y, 1e-5f);
-  strata_examples::layer_norm<strata::bfloat16>(xb, gb, gb, yb, 1e-5f);
+// Normalization: rows, gamma and beta in 16-byte vectors, output likewise (fp32 and bf16), in the
+// kernels whose units cover a row exactly (Li16ELb1E: 16-byte units, exact). The other 16-byte
+// kernels also move a row's last, partial unit element by element where the rows are not
+// strata's own.
+// sass-expect: rows_kernel.*Li16ELb1E load=128 store=128
+// sass-expect: rows_kernel.*Li16ELb0E load=any128 store=any128
+// sass-expect: split_kernel.*Lb1E load=any128 store=any128
+void probe_layer_norm(strata::matrix_view<const float> x, strata::matrix_view<float> y, const float* g,
+                      strata::matrix_view<const strata::bfloat16> xb, strata::matrix_view<strata::bfloat16> yb, const strata::bfloat16* gb) {
+  strata::layer_norm<float>(x, y, {g, std::size_t(x.cols)}, {g, std::size_t(x.cols)}, 1e-5f);
+  strata::layer_norm<strata::bfloat16>(xb, yb, {gb, std::size_t(xb.cols)}, {gb, std::size_t(xb.cols)}, 1e-5f);
+  strata::rms_norm<float>(x, y, {g, std::size_t(x.cols)}, 1e-5f);
 }
 #endif

@@ -220,7 +220,7 @@ A reduce_to_host(const Source& src, A init, Op op, stream_t) {
 /// The operand a column span is, for the launch checks: where its memory lives.
 template <class F>
 operand column_operand(cuda::std::span<const F> column) {
-  return {"column", locate(column.data()), index_t(column.size()), type_name<F>(), "elements"};
+  return {"column", locate(column.data()), index_t(column.size()), &type_name<F>, "elements"};
 }
 
 /// Packets over the records a view's whole packets cover, the rest one by one.

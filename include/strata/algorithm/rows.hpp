@@ -1,9 +1,10 @@
-// Row primitives for padded 2-D data (matrix<T>): a row is read from device memory once, as 16-byte
-// vectors held in registers (packed as loaded, or as floats), by one warp (short rows) or one block
-// (long rows); the group reduces over the row with warp shuffles (and one barrier across a block's
-// warps). Rows of any length: elements past the row's end read as zero and are never counted or
-// written back as data; where the group's vectors cover the row exactly, `packed<T, VPT, true>`
-// drops those checks.
+// Row primitives for 2-D data (matrix_view): a row is read from device memory once, in units of 16
+// bytes (or of one element, for rows that do not start on 16-byte boundaries) held in registers
+// as loaded, by one warp (short rows) or one block (long rows); the group reduces over the row
+// with warp shuffles (and one barrier across a block's warps). Rows of any length: elements past
+// the row's end read as zero and are never counted; a row's last, partial unit is read and written
+// whole only where the rows own their padding (strata's matrix), element by element otherwise.
+// Where the group's units cover the row exactly, `packed<T, VPT, A, true>` drops those checks.
 #pragma once
 
 #include <strata/config.hpp>
@@ -12,11 +13,14 @@
 #include <strata/layout/vector_access.hpp>
 
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 namespace strata::rows {
 
-template <class T>
-inline constexpr int lanes = int(vector_bytes / sizeof(T));
+/// Elements of T in one access of A bytes.
+template <class T, int A = 16>
+inline constexpr int lanes = int(A / sizeof(T));
 
 /// The floats of one 16-byte vector of T. On the device, bf16 and fp16 unpack two elements per
 /// 32-bit word with register operations (no round trip through a local array).
@@ -83,34 +87,92 @@ STRATA_HD inline vec::word16 pack_floats(const float (&in)[lanes<T>]) {
   return w;
 }
 
-/// The part of a row one thread holds, as it lies in memory: its k-th 16-byte vector is vector
+/// The floats of one unit of A bytes (16: a vector; otherwise a single element).
+template <class T, int A>
+STRATA_HD inline void unpack_unit(const vec::word_t<A>& w, float (&out)[lanes<T, A>]) {
+  if constexpr (A == 16) {
+    unpack_floats<T>(w, out);
+  } else {
+    T e[lanes<T, A>];
+    std::memcpy(static_cast<void*>(e), &w, sizeof e);
+    STRATA_UNROLL
+    for (int i = 0; i < lanes<T, A>; ++i) out[i] = to_float(e[i]);
+  }
+}
+template <class T, int A>
+STRATA_HD inline vec::word_t<A> pack_unit(const float (&in)[lanes<T, A>]) {
+  if constexpr (A == 16) {
+    return pack_floats<T>(in);
+  } else {
+    T e[lanes<T, A>];
+    STRATA_UNROLL
+    for (int i = 0; i < lanes<T, A>; ++i) e[i] = from_float<T>(in[i]);
+    vec::word_t<A> w;
+    std::memcpy(&w, static_cast<const void*>(e), sizeof e);
+    return w;
+  }
+}
+
+/// Unit j of a row of `cols` elements (units of A bytes): one access when it lies inside the row
+/// or the row owns its padding; otherwise its elements inside the row one by one, the rest zero.
+template <class T, int A>
+STRATA_HD inline vec::word_t<A> load_unit(const T* row, index_t cols, index_t j, bool whole_tail) {
+  constexpr int L = lanes<T, A>;
+  const index_t left = cols - j * L;
+  if (left >= L || whole_tail) return vec::load<A>(row + j * L);
+  T e[L];
+  STRATA_UNROLL
+  for (int i = 0; i < L; ++i) e[i] = i < left ? row[j * L + i] : from_float<T>(0.0f);
+  vec::word_t<A> w;
+  std::memcpy(&w, static_cast<const void*>(e), sizeof e);
+  return w;
+}
+/// Writes unit j of a row from floats: elements past `cols` go out as zeros where the row owns its
+/// padding (one access), and are not written at all where it does not.
+template <class T, int A>
+STRATA_HD inline void store_unit(T* row, index_t cols, index_t j, const float (&v)[lanes<T, A>], bool whole_tail) {
+  constexpr int L = lanes<T, A>;
+  const index_t left = cols - j * L;
+  if (left >= L || whole_tail) {
+    float f[L];
+    STRATA_UNROLL
+    for (int i = 0; i < L; ++i) f[i] = i < left ? v[i] : 0.0f;
+    vec::store<A>(row + j * L, pack_unit<T, A>(f));
+    return;
+  }
+  STRATA_UNROLL
+  for (int i = 0; i < L; ++i)
+    if (i < left) row[j * L + i] = from_float<T>(v[i]);
+}
+
+/// The part of a row one thread holds, as it lies in memory: its k-th unit of A bytes is unit
 /// (first + k * step) of the row. Every load is issued before any value is used; held packed, a
 /// bf16 or fp16 row takes half the registers it would take as floats.
-/// Exact: the caller guarantees cols == VPT * step * width (every vector lies wholly inside the
-/// row), so no element is masked: on the H200 that took bf16 rows of 16384 from 0.75 to 0.85 of a
-/// copy (bench/results/nvidia-h200-2026-11-22-experiments.md, run 8).
-template <class T, int VPT, bool Exact = false>
+/// Exact: the caller guarantees cols == VPT * step * width (every unit lies wholly inside the
+/// row), so no element is masked.
+template <class T, int VPT, int A = 16, bool Exact = false>
 struct packed {
-  static constexpr int width = lanes<T>;
-  vec::word16 w[VPT];
+  static constexpr int width = lanes<T, A>;
+  vec::word_t<A> w[VPT];
 
-  /// Elements of vector k inside a row of `cols` (0 .. width; vectors past the row hold none).
+  /// Elements of unit k inside a row of `cols` (0 .. width; units past the row hold none).
   STRATA_HD static int valid(index_t cols, int first, int step, int k) {
     if constexpr (Exact) return (void)cols, (void)first, (void)step, (void)k, width;
     const index_t left = cols - (index_t(first) + index_t(k) * step) * width;
     return left <= 0 ? 0 : left >= width ? width : int(left);
   }
-  /// Loads every vector that starts inside the row (the others are left as they were).
-  STRATA_HD void load(const T* row, index_t cols, int first, int step) {
+  /// Loads every unit that starts inside the row (the others are left as they were).
+  STRATA_HD void load(const T* row, index_t cols, int first, int step, bool whole_tail) {
     STRATA_UNROLL
     for (int k = 0; k < VPT; ++k) {
       const index_t j = index_t(first) + index_t(k) * step;
-      if (Exact || j * width < cols) w[k] = vec::load<16>(row + j * width);
+      if constexpr (Exact) w[k] = vec::load<A>(row + j * width);
+      else if (j * width < cols) w[k] = load_unit<T, A>(row, cols, j, whole_tail);
     }
   }
-  /// Vector k as floats, elements past the row's end as 0.
+  /// Unit k as floats, elements past the row's end as 0.
   STRATA_HD void floats(index_t cols, int first, int step, int k, float (&out)[width]) const {
-    unpack_floats<T>(w[k], out);
+    unpack_unit<T, A>(w[k], out);
     const int n = valid(cols, first, step, k);
     if (n < width) {
       STRATA_UNROLL
@@ -135,54 +197,11 @@ struct packed {
     STRATA_UNROLL
     for (int k = 0; k < VPT; ++k) {
       float f[width];
-      unpack_floats<T>(w[k], f);
+      unpack_unit<T, A>(w[k], f);
       const int n = valid(cols, first, step, k);
       STRATA_UNROLL
       for (int i = 0; i < width; ++i) s += i < n ? (f[i] - c) * (f[i] - c) : 0.0f;
     }
-    return s;
-  }
-};
-
-/// The part of a row one thread holds, as floats: its k-th vector is vector (first + k * step) of the row.
-template <class T, int VPT>
-struct fragment {
-  static constexpr int width = lanes<T>;
-  float v[VPT][width];
-
-  /// Writes vector j of a row; elements past `cols` are written as 0 (they lie in the pitch padding).
-  STRATA_HD static void store_vector(T* row, index_t cols, index_t j, const float (&in)[width]) {
-    float f[width];
-    STRATA_UNROLL
-    for (int i = 0; i < width; ++i) f[i] = j * width + i < cols ? in[i] : 0.0f;
-    vec::store<16>(row + j * width, pack_floats<T>(f));
-  }
-
-  /// The floats of a packed part of a row; elements past `cols` become 0.
-  STRATA_HD void unpack(const packed<T, VPT>& p, index_t cols, int first, int step) {
-    STRATA_UNROLL
-    for (int k = 0; k < VPT; ++k) p.floats(cols, first, step, k, v[k]);
-  }
-  /// Loads every vector that starts inside the row; elements past `cols` become 0.
-  STRATA_HD void load(const T* row, index_t cols, int first, int step) {
-    packed<T, VPT> p;
-    p.load(row, cols, first, step);
-    unpack(p, cols, first, step);
-  }
-  /// Stores every vector that starts inside the row (elements past `cols` go to the pitch padding as 0).
-  STRATA_HD void store(T* row, index_t cols, int first, int step) const {
-    STRATA_UNROLL
-    for (int k = 0; k < VPT; ++k) {
-      const index_t j = index_t(first) + index_t(k) * step;
-      if (j * width < cols) store_vector(row, cols, j, v[k]);
-    }
-  }
-  STRATA_HD float sum() const {
-    float s = 0;
-    STRATA_UNROLL
-    for (int k = 0; k < VPT; ++k)
-      STRATA_UNROLL
-      for (int i = 0; i < width; ++i) s += v[k][i];
     return s;
   }
 };
@@ -196,27 +215,27 @@ __device__ inline float warp_sum(float x) {
   return x;
 }
 
-/// One row per block of Threads threads: block b takes row first_row() == b.
-/// sum() is a block-wide reduction every thread receives, with one barrier: each warp's total goes
-/// to shared slot `slot`, and every thread adds the totals in the same order. Two slots let
-/// reductions follow each other without a second barrier: consecutive reductions alternate slots.
-template <int Threads>
+/// One row per block of blockDim.x threads (a multiple of 32, at most MaxThreads): block b takes
+/// row first_row() == b. sum() is a block-wide reduction every thread receives, with one barrier:
+/// each warp's total goes to shared slot `slot`, and every thread adds the totals in the same
+/// order. Two slots let reductions follow each other without a second barrier: consecutive
+/// reductions alternate slots.
+template <int MaxThreads>
 struct block_group {
-  static constexpr int threads = Threads, warps = Threads / 32;
-  static constexpr int group_size = Threads;  // threads sharing a row
+  static constexpr int max_threads = MaxThreads, max_warps = MaxThreads / 32;
+  static constexpr index_t rows_per_block = 1;
   struct storage {
-    float partial[2][warps];
+    float partial[2][max_warps];
   };
   __device__ static int rank() { return int(threadIdx.x); }
-  __device__ static int size() { return group_size; }
+  __device__ static int size() { return int(blockDim.x); }
   __device__ static index_t first_row() { return blockIdx.x; }
-  static constexpr index_t rows_per_block = 1;
   __device__ static float sum(storage& s, int slot, float x) {
     x = warp_sum(x);
     if (threadIdx.x % 32 == 0) s.partial[slot][threadIdx.x / 32] = x;
     __syncthreads();
     float t = 0;
-    STRATA_UNROLL
+    const int warps = int(blockDim.x / 32);
     for (int i = 0; i < warps; ++i) t += s.partial[slot][i];
     return t;
   }
@@ -226,36 +245,13 @@ struct block_group {
 template <int Warps>
 struct warp_group {
   struct storage {};
-  static constexpr int threads = 32 * Warps;
-  static constexpr int group_size = 32;
-  __device__ static int rank() { return int(threadIdx.x % 32); }
-  __device__ static int size() { return group_size; }
-  __device__ static index_t first_row() { return index_t(blockIdx.x) * Warps + threadIdx.x / 32; }
+  static constexpr int max_threads = 32 * Warps;
   static constexpr index_t rows_per_block = Warps;
+  __device__ static int rank() { return int(threadIdx.x % 32); }
+  __device__ static int size() { return 32; }
+  __device__ static index_t first_row() { return index_t(blockIdx.x) * Warps + threadIdx.x / 32; }
   __device__ static float sum(storage&, int, float x) { return warp_sum(x); }
 };
-
-/// Calls launch.template operator()<Group, VPT>() with a group and vectors per thread that hold a
-/// row of `cols` elements of T in registers. Measured on the H200 with layer norm, one row per
-/// group and as many groups resident as registers allow (bench/results/nvidia-h200-2026-11-22-
-/// experiments.md, runs 7 and 8): four vectors per thread on small blocks beat two per thread on
-/// large ones (fp32 x 4096: 256 x 4 at 0.93-0.97 of a copy, 512 x 2 at 0.90-0.94), and 1024-thread
-/// blocks lose (fp32 x 16384: 512 x 8 at 0.90-0.92, 1024 x 4 at 0.79-0.81).
-template <class T, class Launch>
-void dispatch_row_shape(index_t cols, Launch&& launch) {
-  const index_t v = (cols + lanes<T> - 1) / lanes<T>;
-  if (v <= 32) return launch.template operator()<warp_group<4>, 1>();
-  if (v <= 64) return launch.template operator()<warp_group<4>, 2>();
-  if (v <= 128) return launch.template operator()<warp_group<4>, 4>();
-  if (v <= 64 * 4) return launch.template operator()<block_group<64>, 4>();
-  if (v <= 128 * 4) return launch.template operator()<block_group<128>, 4>();
-  if (v <= 256 * 4) return launch.template operator()<block_group<256>, 4>();
-  if (v <= 512 * 4) return launch.template operator()<block_group<512>, 4>();
-  if (v <= 512 * 8) return launch.template operator()<block_group<512>, 8>();
-  if (v <= 1024 * 8) return launch.template operator()<block_group<1024>, 8>();
-  throw size_error("strata: rows of " + std::to_string(cols) + " elements are longer than a block can hold (" +
-                   std::to_string(1024 * 8 * lanes<T>) + ")");
-}
 #endif
 
 }  // namespace strata::rows

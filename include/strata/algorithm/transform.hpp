@@ -71,10 +71,66 @@ index_t packet_body(index_t n, const V&... views) {
     return n / w * w;
   }
 }
+/// Records [from, size) of a view, indexed from 0 (the proxies a thread reads and writes).
+template <class V>
+struct records_from_t {
+  V view;
+  index_t from;
+  STRATA_HD auto operator[](index_t i) const { return view[from + i]; }
+};
+template <class V>
+records_from_t<V> records_from(const V& v, index_t from) {
+  return {v, from};
+}
+
 /// The first n records of a view, keeping its own padding when n is all of it.
 template <class V>
 V leading(const V& v, index_t n) {
   return n == v.size() ? v : v.first(n);
+}
+
+/// Up to this many records, transform and for_each launch strata's own kernel (one packet or record
+/// per thread, a grid of all of them): a time-stepping loop of small steps then pays one launch per
+/// call and no library setup. Above it they go through Thrust to CUB's tuned transform kernels.
+/// Benchmarks set it to time both sides.
+inline index_t direct_launch_limit = index_t(1) << 24;
+
+/// out[i] = fn(in[i]) for i in [0, n), one element (packet or record) per thread; update_each calls
+/// fn(v[i]) for for_each.
+template <class In, class Out, class Fn>
+struct apply_each {
+  In in;
+  Out out;
+  Fn fn;
+  STRATA_HD void operator()(index_t i) const { out[i] = fn(in[i]); }
+};
+template <class View, class Fn>
+struct update_each {
+  View v;
+  Fn fn;
+  STRATA_HD void operator()(index_t i) const { fn(v[i]); }
+};
+#if defined(STRATA_BACKEND_CUDA)
+inline constexpr int direct_threads = 256;
+template <class Body>
+__global__ void __launch_bounds__(direct_threads) direct_kernel(Body body, index_t n) {
+  const index_t i = index_t(blockIdx.x) * direct_threads + threadIdx.x;
+  if (i < n) body(i);
+}
+#endif
+/// Runs body(i) for i in [0, n): strata's kernel on the GPU, OpenMP threads on the host backend.
+template <class Body>
+void run_each(const Body& body, index_t n, stream_t stream, const char* what) {
+  if (n <= 0) return;
+#if defined(STRATA_BACKEND_CUDA)
+  const index_t blocks = (n + direct_threads - 1) / direct_threads;
+  direct_kernel<<<unsigned(blocks), direct_threads, 0, stream>>>(body, n);
+  check_launch(what);
+#else
+  (void)stream, (void)what;
+  STRATA_PARALLEL_FOR_IF(n > 1024)
+  for (index_t i = 0; i < n; ++i) body(i);
+#endif
 }
 
 /// Hands f the record, not the proxy Thrust passes, so generic (templated) functors see the record.
@@ -126,19 +182,32 @@ path transform(const In& in_arg, Out&& out_arg, F f, stream_t stream = {}) {
   const index_t n = in.size();
   const index_t body = detail::packet_body<record>(n, in, out);
   if (n == 0) return body >= 0 ? path::vectorized : path::scalar;
+  const bool direct = n <= detail::direct_launch_limit;
   const auto policy = detail::policy(stream);
   if constexpr (layout::record_descriptor<record>::all_leaves_vectorizable) {
     if (body > 0) {
       auto pin = packets(detail::leading(in, body));
       auto pout = packets(detail::leading(out, body));
-      thrust::transform(policy, packets_begin(pin), packets_end(pin), packets_begin(pout), per_record_fn<F>{f});
-      detail::after_launch("strata::transform (packets)");
+      if (direct) {
+        detail::run_each(detail::apply_each<decltype(pin), decltype(pout), per_record_fn<F>>{pin, pout, {f}}, pin.size(), stream,
+                         "strata::transform (packets)");
+      } else {
+        thrust::transform(policy, packets_begin(pin), packets_end(pin), packets_begin(pout), per_record_fn<F>{f});
+        detail::after_launch("strata::transform (packets)");
+      }
     }
   }
   const index_t from = body >= 0 ? body : 0;
   if (from < n) {
-    thrust::transform(policy, records_begin(in) + from, records_end(in), records_begin(out) + from, detail::on_record<F>{f});
-    detail::after_launch("strata::transform (records)");
+    if (direct || n - from < n / 2) {
+      auto tail_in = detail::records_from(in, from);
+      auto tail_out = detail::records_from(out, from);
+      detail::run_each(detail::apply_each<decltype(tail_in), decltype(tail_out), detail::on_record<F>>{tail_in, tail_out, {f}}, n - from,
+                       stream, "strata::transform (records)");
+    } else {
+      thrust::transform(policy, records_begin(in) + from, records_end(in), records_begin(out) + from, detail::on_record<F>{f});
+      detail::after_launch("strata::transform (records)");
+    }
   }
   return body >= 0 ? path::vectorized : path::scalar;
 }
@@ -152,18 +221,30 @@ path for_each(V&& v_arg, F f, stream_t stream = {}) {
   const index_t n = v.size();
   const index_t body = detail::packet_body<record>(n, v);
   if (n == 0) return body >= 0 ? path::vectorized : path::scalar;
+  const bool direct = n <= detail::direct_launch_limit;
   const auto policy = detail::policy(stream);
   if constexpr (layout::record_descriptor<record>::all_leaves_vectorizable) {
     if (body > 0) {
       auto pv = packets(detail::leading(v, body));
-      thrust::for_each(policy, packets_begin(pv), packets_end(pv), detail::per_record_update<F>{f});
-      detail::after_launch("strata::for_each (packets)");
+      if (direct) {
+        detail::run_each(detail::update_each<decltype(pv), detail::per_record_update<F>>{pv, {f}}, pv.size(), stream,
+                         "strata::for_each (packets)");
+      } else {
+        thrust::for_each(policy, packets_begin(pv), packets_end(pv), detail::per_record_update<F>{f});
+        detail::after_launch("strata::for_each (packets)");
+      }
     }
   }
   const index_t from = body >= 0 ? body : 0;
   if (from < n) {
-    thrust::for_each(policy, records_begin(v) + from, records_end(v), detail::per_record_update_scalar<F>{f});
-    detail::after_launch("strata::for_each (records)");
+    if (direct || n - from < n / 2) {
+      auto tail = detail::records_from(v, from);
+      detail::run_each(detail::update_each<decltype(tail), detail::per_record_update_scalar<F>>{tail, {f}}, n - from, stream,
+                       "strata::for_each (records)");
+    } else {
+      thrust::for_each(policy, records_begin(v) + from, records_end(v), detail::per_record_update_scalar<F>{f});
+      detail::after_launch("strata::for_each (records)");
+    }
   }
   return body >= 0 ? path::vectorized : path::scalar;
 }

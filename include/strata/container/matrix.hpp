@@ -1,13 +1,18 @@
-// matrix<T, Space>: rows x cols elements in one allocation, each row starting on a 16-byte
-// boundary (the pitch is cols rounded up to 16 bytes), so rows can be read as 16-byte vectors
-// whatever their length. The padding elements are zero and never reach a result.
+// Rows of 2-D data: matrix<T, Space> holds rows x cols elements in one allocation, each row
+// starting on a 16-byte boundary (the pitch is cols rounded up to 16 bytes), so rows can be read
+// as 16-byte vectors whatever their length; its padding elements are its own, zero, and never
+// reach a result. matrix_view also describes rows someone else owns (a dense PyTorch tensor, any
+// pitch): make_matrix_view checks them, and nothing strata runs touches their elements past cols.
 #pragma once
 
 #include <strata/config.hpp>
+#include <strata/memory/device.hpp>
 #include <strata/memory/error.hpp>
 #include <strata/memory/resource.hpp>
 
+#include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace strata {
 
@@ -15,13 +20,36 @@ template <class T>
 struct matrix_view {
   T* data = nullptr;
   index_t rows = 0, cols = 0, pitch = 0;  // pitch in elements
+  /// Elements [cols, pitch) of each row are the view's own padding (strata's matrix): whole 16-byte
+  /// vectors may be read and written across the row's end. False for rows someone else owns.
+  bool owns_padding = false;
+  memory_location where{};
+
   STRATA_HD T* row(index_t r) const { return data + r * pitch; }
+  STRATA_HD memory_location location() const { return where; }
   template <class U = T>
     requires(!std::is_const_v<U>)
   STRATA_HD operator matrix_view<const U>() const {
-    return {data, rows, cols, pitch};
+    return {data, rows, cols, pitch, owns_padding, where};
   }
 };
+
+/// Rows owned by someone else: rows x cols elements, row r at data + r * pitch (pitch >= cols, in
+/// elements; a dense row-major tensor has pitch == cols). Checks the sizes, the pointer's
+/// alignment for T, and finds the memory's space and device.
+template <class T>
+matrix_view<T> make_matrix_view(T* data, index_t rows, index_t cols, index_t pitch) {
+  if (rows < 0 || cols < 0 || pitch < cols)
+    throw size_error("strata: make_matrix_view: " + std::to_string(rows) + " x " + std::to_string(cols) + " with pitch " +
+                     std::to_string(pitch) + " (the pitch must be at least cols)");
+  if (!data && rows > 0 && cols > 0) throw size_error("strata: make_matrix_view: null pointer with " + std::to_string(rows) + " rows");
+  if (reinterpret_cast<std::uintptr_t>(data) % alignof(T) != 0) throw misaligned_pointer("make_matrix_view: rows", data, alignof(T));
+  return {data, rows, cols, pitch, false, detail::locate(data)};
+}
+template <class T>
+matrix_view<T> make_matrix_view(T* data, index_t rows, index_t cols) {
+  return make_matrix_view(data, rows, cols, cols);
+}
 
 template <class T, memory_space Space = memory_space::device>
 class matrix {
@@ -31,6 +59,7 @@ class matrix {
   matrix() = default;
   matrix(index_t rows, index_t cols) : rows_(rows), cols_(cols), pitch_(pitch_for(cols)) {
     if (rows < 0 || cols < 0) throw size_error("strata: matrix of " + std::to_string(rows) + " x " + std::to_string(cols));
+    if (Space == memory_space::device && STRATA_DEVICE_IS_SEPARATE) device_ = detail::current_device();
     buf_ = buffer(std::size_t(rows) * std::size_t(pitch_) * sizeof(T), Space);
     fill_bytes_async(buf_.data(), 0, buf_.bytes(), stream_t{}, Space);
     synchronize(stream_t{});
@@ -41,9 +70,14 @@ class matrix {
   index_t rows() const { return rows_; }
   index_t cols() const { return cols_; }
   index_t pitch() const { return pitch_; }
-  matrix_view<T> view() { return {reinterpret_cast<T*>(buf_.data()), rows_, cols_, pitch_}; }
-  matrix_view<const T> view() const { return const_view(); }
-  matrix_view<const T> const_view() const { return {reinterpret_cast<const T*>(buf_.data()), rows_, cols_, pitch_}; }
+  memory_location location() const { return {Space, device_}; }
+  matrix_view<T> view() & { return {reinterpret_cast<T*>(buf_.data()), rows_, cols_, pitch_, true, location()}; }
+  matrix_view<const T> view() const& { return const_view(); }
+  matrix_view<const T> const_view() const& {
+    return {reinterpret_cast<const T*>(buf_.data()), rows_, cols_, pitch_, true, location()};
+  }
+  void view() && = delete;
+  void const_view() && = delete;
 
   void copy_from_host(const T* dense) {
     copy_rows(buf_.data(), std::size_t(pitch_) * sizeof(T), dense, std::size_t(cols_) * sizeof(T), std::size_t(cols_) * sizeof(T),
@@ -57,6 +91,7 @@ class matrix {
  private:
   buffer buf_;
   index_t rows_ = 0, cols_ = 0, pitch_ = 0;
+  int device_ = -1;
 };
 
 }  // namespace strata

@@ -108,25 +108,26 @@ std::string type_name() {
 }
 
 /// One operand of an operation, as error messages name it: "the output (1000 records of particle)".
+/// Built on every call, read only when something is refused: the type's name is made then.
 struct operand {
   const char* role;
   memory_location where;
   index_t size;
-  std::string type;                  // the record type, or a column's element type
+  std::string (*type)();             // the record type, or a column's element type
   const char* unit = "records";      // what size counts
   std::string describe() const {
-    return std::string("the ") + role + " (" + std::to_string(size) + " " + unit + " of " + type + ")";
+    return std::string("the ") + role + " (" + std::to_string(size) + " " + unit + " of " + type() + ")";
   }
 };
 template <class V>
 operand described(const V& v, const char* role) {
-  return {role, v.location(), index_t(v.size()), type_name<typename V::value_type>()};
+  return {role, v.location(), index_t(v.size()), &type_name<typename V::value_type>};
 }
 
 /// A raw array of n records of T handed to an operation.
 template <class T>
 operand pointer_operand(const T* p, index_t n, const char* role) {
-  return {role, locate(p), n, type_name<std::remove_const_t<T>>()};
+  return {role, locate(p), n, &type_name<std::remove_const_t<T>>};
 }
 
 /// Where an operation runs: checks that no operand lives in pageable host memory (GPU kernels

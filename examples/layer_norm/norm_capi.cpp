@@ -1,0 +1,42 @@
+// strata's layer and RMS normalization behind a C entry point, for callers that hold raw device
+// pointers: bench/layer_norm_torch.py loads this library with ctypes and runs it on PyTorch
+// tensors (dense rows from torch.empty, which strata did not allocate).
+#include <strata/algorithm/normalize.hpp>
+
+#include <cstdio>
+#include <exception>
+
+namespace {
+
+template <class T>
+int run(int kind, const void* x, void* y, const void* gamma, const void* beta, long long rows, long long cols, long long x_pitch,
+        long long y_pitch, float eps, void* stream) {
+  auto xv = strata::make_matrix_view(static_cast<const T*>(x), rows, cols, x_pitch);
+  auto yv = strata::make_matrix_view(static_cast<T*>(y), rows, cols, y_pitch);
+  const cuda::std::span<const T> g(static_cast<const T*>(gamma), gamma ? std::size_t(cols) : 0);
+  const cuda::std::span<const T> b(static_cast<const T*>(beta), beta ? std::size_t(cols) : 0);
+  const auto s = static_cast<strata::stream_t>(stream);
+  const strata::path p = kind == 0 ? strata::layer_norm<T>(xv, yv, g, b, eps, s) : strata::rms_norm<T>(xv, yv, g, eps, s);
+  return p == strata::path::vectorized ? 0 : 1;
+}
+
+}  // namespace
+
+extern "C" {
+/// kind: 0 layer norm, 1 RMS norm (beta ignored); dtype: 0 fp32, 1 bf16, 2 fp16; pitches in elements;
+/// gamma/beta may be null. Returns 0 (16-byte path) or 1 (element path), or -1 with the error in err.
+int strata_norm(int kind, int dtype, const void* x, void* y, const void* gamma, const void* beta, long long rows, long long cols,
+                long long x_pitch, long long y_pitch, float eps, void* stream, char* err, int err_len) {
+  try {
+    switch (dtype) {
+      case 0: return run<float>(kind, x, y, gamma, beta, rows, cols, x_pitch, y_pitch, eps, stream);
+      case 1: return run<strata::bfloat16>(kind, x, y, gamma, beta, rows, cols, x_pitch, y_pitch, eps, stream);
+      case 2: return run<strata::half>(kind, x, y, gamma, beta, rows, cols, x_pitch, y_pitch, eps, stream);
+      default: std::snprintf(err, std::size_t(err_len), "strata_norm: unknown dtype %d", dtype); return -1;
+    }
+  } catch (const std::exception& e) {
+    std::snprintf(err, std::size_t(err_len), "%s", e.what());
+    return -1;
+  }
+}
+}

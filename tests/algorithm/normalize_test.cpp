@@ -1,0 +1,159 @@
+// Layer and RMS normalization against a double-precision reference: fp32, bf16 and fp16; row
+// lengths from 1 to 2^22 elements that cross every configuration the chooser can pick (warp,
+// block, split over co-resident blocks); strata's padded matrix, dense rows someone else owns
+// (guard elements after them must stay as they were), a strided slice whose rows are not 16-byte
+// aligned (element path), in place; with and without gamma and beta. Every output element is checked.
+#include <strata/algorithm/normalize.hpp>
+
+#include "common/testing.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace {
+
+using strata::index_t;
+using strata::norm_kind;
+
+enum class layout { matrix, dense, strided, in_place };
+const char* name(layout l) {
+  static const char* n[] = {"matrix", "dense", "strided", "in place"};
+  return n[int(l)];
+}
+
+template <class T>
+double tolerance() {
+  return std::is_same_v<T, float> ? 2e-6 : 8e-3;
+}
+
+template <norm_kind Kind, class T>
+void check(index_t rows, index_t cols, layout l, bool affine) {
+  SCOPED_TRACE(std::string(Kind == norm_kind::layer ? "layer" : "rms") + " " + std::to_string(rows) + "x" + std::to_string(cols) + " " +
+               name(l) + (affine ? " affine" : " plain"));
+  std::mt19937_64 g(strata_test::test_seed() ^ std::uint64_t(cols * 131 + rows) ^ std::uint64_t(l));
+  std::normal_distribution<float> d(0.5f, 2.0f);
+  std::vector<T> x(static_cast<std::size_t>(rows * cols)), gam(static_cast<std::size_t>(cols)), bet(static_cast<std::size_t>(cols));
+  for (auto& e : x) e = strata::from_float<T>(d(g));
+  for (auto& e : gam) e = strata::from_float<T>(1.0f + 0.1f * d(g));
+  for (auto& e : bet) e = strata::from_float<T>(0.1f * d(g));
+  const T poison = strata::from_float<T>(12345.0f), guard = strata::from_float<T>(-777.0f);
+
+  // Rows in the chosen layout; out is read back dense. Foreign layouts get guard elements after
+  // the last row (dense) or between rows (strided): they must come back unchanged.
+  const index_t pitch = l == layout::strided ? cols + 3 : cols, slack = 37;
+  strata::matrix<T> mx, my;
+  strata::buffer fx, fy;
+  strata::matrix_view<const T> xv;
+  strata::matrix_view<T> yv;
+  std::vector<T> foreign_in(static_cast<std::size_t>(rows * pitch + slack), guard), foreign_out = foreign_in;
+  if (l == layout::matrix) {
+    mx = strata::matrix<T>(rows, cols, x.data());
+    std::vector<T> p(x.size(), poison);
+    my = strata::matrix<T>(rows, cols, p.data());
+    xv = mx.const_view(), yv = my.view();
+  } else {
+    for (index_t r = 0; r < rows; ++r)
+      for (index_t c = 0; c < cols; ++c)
+        foreign_in[std::size_t(r * pitch + c)] = x[std::size_t(r * cols + c)], foreign_out[std::size_t(r * pitch + c)] = poison;
+    fx = strata::buffer(foreign_in.size() * sizeof(T), strata::memory_space::device);
+    fy = strata::buffer(foreign_out.size() * sizeof(T), strata::memory_space::device);
+    strata::copy_bytes(fx.data(), foreign_in.data(), fx.bytes());
+    strata::copy_bytes(fy.data(), l == layout::in_place ? foreign_in.data() : foreign_out.data(), fy.bytes());
+    T* out = reinterpret_cast<T*>(fy.data());
+    xv = strata::make_matrix_view<const T>(l == layout::in_place ? out : reinterpret_cast<const T*>(fx.data()), rows, cols, pitch);
+    yv = strata::make_matrix_view(out, rows, cols, pitch);
+  }
+  strata::buffer gb(gam.size() * sizeof(T), strata::memory_space::device), bb(bet.size() * sizeof(T), strata::memory_space::device);
+  strata::copy_bytes(gb.data(), gam.data(), gb.bytes());
+  strata::copy_bytes(bb.data(), bet.data(), bb.bytes());
+  const cuda::std::span<const T> gs(affine ? reinterpret_cast<const T*>(gb.data()) : nullptr, affine ? std::size_t(cols) : 0);
+  const cuda::std::span<const T> bs(affine ? reinterpret_cast<const T*>(bb.data()) : nullptr, affine ? std::size_t(cols) : 0);
+  strata::path p;
+  if constexpr (Kind == norm_kind::layer) p = strata::layer_norm<T>(xv, yv, gs, bs, 1e-5f);
+  else p = strata::rms_norm<T>(xv, yv, gs, 1e-5f);
+  strata::synchronize(strata::stream_t{});
+  // 16-byte units where every row starts on a 16-byte boundary (the allocations themselves do).
+  const bool rows16 = l == layout::matrix || (std::size_t(pitch) * sizeof(T)) % 16 == 0;
+  EXPECT_EQ(p, rows16 ? strata::path::vectorized : strata::path::scalar);
+
+  std::vector<T> y(x.size());
+  if (l == layout::matrix) {
+    my.copy_to_host(y.data());
+  } else {
+    std::vector<T> back(foreign_out.size());
+    strata::copy_bytes(back.data(), fy.data(), fy.bytes());
+    for (std::size_t i = 0; i < back.size(); ++i) {
+      const index_t r = index_t(i) / pitch, c = index_t(i) % pitch;
+      if (r < rows && c < cols) y[std::size_t(r * cols + c)] = back[i];
+      else ASSERT_EQ(std::memcmp(&back[i], &guard, sizeof(T)), 0) << "element " << i << " outside the rows was written";
+    }
+  }
+  double err2 = 0, ref2 = 0;
+  for (index_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (index_t c = 0; c < cols; ++c) mean += strata::to_float(x[std::size_t(r * cols + c)]);
+    mean = Kind == norm_kind::layer ? mean / double(cols) : 0.0;
+    for (index_t c = 0; c < cols; ++c) var += std::pow(strata::to_float(x[std::size_t(r * cols + c)]) - mean, 2);
+    var /= double(cols);
+    for (index_t c = 0; c < cols; ++c) {
+      const double gm = affine ? strata::to_float(gam[std::size_t(c)]) : 1.0;
+      const double bt = affine && Kind == norm_kind::layer ? strata::to_float(bet[std::size_t(c)]) : 0.0;
+      const double want = (strata::to_float(x[std::size_t(r * cols + c)]) - mean) / std::sqrt(var + 1e-5) * gm + bt;
+      const double got = strata::to_float(y[std::size_t(r * cols + c)]);
+      ASSERT_TRUE(std::isfinite(got) && got != 12345.0) << "row " << r << " col " << c << " not written";
+      err2 += (got - want) * (got - want), ref2 += want * want;
+    }
+  }
+  EXPECT_LT(std::sqrt(err2 / std::max(ref2, 1e-30)), tolerance<T>());
+}
+
+template <class T>
+class Normalize : public ::testing::Test {};
+using Dtypes = ::testing::Types<float, strata::bfloat16, strata::half>;
+TYPED_TEST_SUITE(Normalize, Dtypes);
+
+// Row lengths at and around every configuration boundary: one warp (up to 32, 64, 128 units),
+// blocks of 2, 4, 8 units per thread up to 1024 threads, and split rows past that.
+TYPED_TEST(Normalize, EveryRowLengthLayoutAndKind) {
+  using T = TypeParam;
+  STRATA_SEED_TRACE();
+  std::vector<index_t> lengths = {1, 3, 5, 31, 32, 100, 127, 128, 257, 513, 1000, 1023, 1024, 1025, 4095, 4096, 4097, 5120, 12288, 16384};
+  if (!strata_test::under_sanitizer()) lengths.insert(lengths.end(), {32768, 32769, 65536, 100003});
+  for (index_t cols : lengths)
+    for (layout l : {layout::matrix, layout::dense, layout::strided, layout::in_place}) {
+      const index_t rows = cols > 20000 ? 3 : 7;
+      check<norm_kind::layer, T>(rows, cols, l, true);
+      check<norm_kind::rms, T>(rows, cols, l, cols % 2 == 0);
+      if (cols == 1000) check<norm_kind::layer, T>(rows, cols, l, false);
+    }
+}
+
+// More rows than the GPU holds at once (warp and block rows in several waves; split rows in waves
+// of co-resident blocks), and rows of 2^22 elements.
+TYPED_TEST(Normalize, ManyRowsAndVeryLongRows) {
+  using T = TypeParam;
+  STRATA_SEED_TRACE();
+  check<norm_kind::layer, T>(20000, 96, layout::matrix, true);
+  check<norm_kind::layer, T>(3000, 2048, layout::dense, true);
+  if (strata_test::under_sanitizer()) return;
+  check<norm_kind::layer, T>(300, 40000, layout::dense, true);
+  check<norm_kind::rms, T>(300, 40000, layout::matrix, true);
+  check<norm_kind::layer, T>(2, index_t(1) << 22, layout::dense, true);
+  check<norm_kind::rms, T>(2, index_t(1) << 22, layout::matrix, false);
+}
+
+TEST(NormalizeErrors, ShapesAndSizesAreChecked) {
+  strata::matrix<float> x(4, 10), y(4, 11), g(1, 9);
+  const cuda::std::span<const float> none;
+  EXPECT_THROW(strata::layer_norm<float>(x.const_view(), y.view(), none, none), strata::size_error);
+  strata::matrix<float> y2(4, 10);
+  EXPECT_THROW(strata::layer_norm<float>(x.const_view(), y2.view(), {g.const_view().data, 9}, none), strata::size_error);
+  EXPECT_THROW((void)strata::make_matrix_view<float>(nullptr, 4, 10, 10), strata::size_error);
+  float dummy[20];
+  EXPECT_THROW((void)strata::make_matrix_view<float>(dummy, 2, 10, 9), strata::size_error);
+  strata::matrix<float> empty_in(0, 5), empty_out(0, 5);
+  EXPECT_NO_THROW(strata::layer_norm<float>(empty_in.const_view(), empty_out.view(), none, none));
+}
+
+}  // namespace
