@@ -25,6 +25,9 @@ PEERS = {
     "layer_norm": "torch_eager",
     "rms_norm": "torch_eager",
     "transform_latency": "hand_float4",
+    "sort_by_key": "thrust_zip",
+    "erase_if": "thrust_zip",
+    "permute": "column_gather",
 }
 
 

@@ -1,7 +1,9 @@
 // The particle demo: AoS particles in, SoA on the device, N steps of a kick-drift update in a
-// harmonic field, total energy by reduction every K steps, particles sorted by cell every M steps,
-// AoS out. The same steps run in four layouts: plain AoS, padded AoS (strata::aos_vector), SoA
-// through Thrust record iterators, SoA through strata's packet path. Runs on both backends.
+// harmonic field, total energy by reduction every K steps; every M steps the particles that left
+// the box are removed, as many new ones injected, and all re-sorted by cell; AoS out. The same
+// steps run in four layouts: plain AoS, padded AoS (strata::aos_vector), SoA through Thrust record
+// iterators, SoA through strata's packet path and lifecycle calls (erase_if, append, sort_by).
+// Runs on both backends.
 #pragma once
 
 #include <strata/strata.hpp>
@@ -11,6 +13,7 @@
 
 #include <thrust/device_ptr.h>
 #include <thrust/device_vector.h>
+#include <thrust/remove.h>
 #include <thrust/sort.h>
 #include <thrust/transform.h>
 #include <thrust/transform_reduce.h>
@@ -19,7 +22,9 @@
 #include <cstdlib>
 #include <cmath>
 #include <cstdio>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace strata_examples {
@@ -46,7 +51,7 @@ inline bool set_demo_option(demo_options& o, const char* key, const char* value)
   else return false;
   return true;
 }
-inline const char* demo_usage = "[--n N] [--steps S] [--energy-every K] [--sort-every M]";
+inline const char* demo_usage = "[--n N] [--steps S] [--energy-every K] [--sort-every M (remove, inject, re-sort every M steps)]";
 
 /// Symplectic Euler in the field a = -k x: v += -k x dt, then x += v dt.
 struct kick_drift {
@@ -68,6 +73,14 @@ struct total_energy {
 struct add_d {
   STRATA_HD double operator()(double a, double b) const { return a + b; }
 };
+/// Particles past the box [-box, box]^3 leave the domain.
+struct outside_box {
+  float box;
+  STRATA_HD bool operator()(const particle& p) const {
+    return p.x < -box || p.x > box || p.y < -box || p.y > box || p.z < -box || p.z > box;
+  }
+};
+inline constexpr float demo_box = 0.99f;
 /// Cell of a 64^3 grid over [-2, 2)^3, the sort key.
 struct cell_of {
   STRATA_HD int operator()(const particle& p) const {
@@ -76,15 +89,23 @@ struct cell_of {
   }
 };
 
-inline std::vector<particle> make_particles(std::size_t n) {
-  auto p = strata_test::random_records<particle>(n, 2026);  // positions, velocities in [-1, 1]
+inline std::vector<particle> make_particles(std::size_t n, std::uint64_t salt = 2026) {
+  auto p = strata_test::random_records<particle>(n, salt);  // positions, velocities in [-1, 1]
   for (auto& q : p) q.mass = 0.5f + 0.5f * std::abs(q.mass), q.vx *= 0.1f, q.vy *= 0.1f, q.vz *= 0.1f;
+  return p;
+}
+/// New particles injected at step s to replace `count` that left: near the centre, the same for
+/// every layout.
+inline std::vector<particle> injected(std::size_t count, int step) {
+  auto p = make_particles(count, 7000 + std::uint64_t(step));
+  for (auto& q : p) q.x *= 0.5f, q.y *= 0.5f, q.z *= 0.5f;
   return p;
 }
 
 struct variant_result {
   std::string name;
   double seconds_per_step = 0, energy_change = 0;
+  std::size_t removed = 0;
   std::vector<particle> final_state;
 };
 
@@ -128,11 +149,12 @@ variant_result run_variant(const char* name, Ops& ops, const demo_options& o) {
     // left out of the per-step time when there are more steps.
     if (s > 1 || o.steps == 1) stepping += t;
     if (o.energy_every > 0 && s % o.energy_every == 0) (void)ops.energy();
-    if (o.sort_every > 0 && s % o.sort_every == 0) ops.sort();
+    if (o.sort_every > 0 && s % o.sort_every == 0) ops.refresh(s);
     if (o.steps >= 200 && s % (o.steps / 4) == 0) std::fprintf(stderr, "  %s: step %d of %d\n", name, s, o.steps);
   }
   r.seconds_per_step = stepping / std::max(1, o.steps - 1);
   r.energy_change = (ops.energy() - e0) / e0;
+  r.removed = ops.removed;
   r.final_state = ops.to_host();
   return r;
 }
@@ -155,11 +177,25 @@ struct thrust_ops {
   thrust::device_vector<int> keys;
   kick_drift f;
   float k;
+  std::size_t removed = 0;
   void step() { thrust::transform(p.begin(), p.end(), p.begin(), f); }
   double energy() { return thrust::transform_reduce(p.begin(), p.end(), total_energy{k}, 0.0, add_d{}); }
-  void sort() {
+  /// Remove the particles outside the box (stable), inject as many, sort by cell (stable).
+  void refresh(int s) {
+    const auto kept = thrust::remove_if(p.begin(), p.end(), outside_box{demo_box}) - p.begin();
+    const std::size_t gone = p.size() - std::size_t(kept);
+    removed += gone;
+    const auto fresh = injected(gone, s);
+    if constexpr (std::is_same_v<Container, thrust::device_vector<particle>>) {
+      p.erase(p.begin() + kept, p.end());
+      p.insert(p.end(), fresh.begin(), fresh.end());
+    } else {
+      p.resize(std::size_t(kept));
+      p.append(std::span<const particle>(fresh));
+    }
+    keys.resize(p.size());
     thrust::transform(p.begin(), p.end(), keys.begin(), cell_of{});
-    thrust::sort_by_key(keys.begin(), keys.end(), p.begin());
+    thrust::stable_sort_by_key(keys.begin(), keys.end(), p.begin());
   }
   std::vector<particle> to_host() { return host_copy(p); }
 };
@@ -171,6 +207,12 @@ struct soa_packet_ops : soa_thrust_ops {
     strata::transform(in, in, f);
   }
   double energy() { return strata::transform_reduce(p, total_energy{k}, 0.0, add_d{}); }
+  void refresh(int s) {
+    const std::size_t gone = strata::erase_if(p, outside_box{demo_box});
+    removed += gone;
+    p.append(injected(gone, s));
+    strata::sort_by(p, cell_of{}, strata::stream_t{}, 0, 18);  // cells of a 64^3 grid: 18 bits
+  }
 };
 
 /// Runs every variant and prints the table; returns 0 when all variants agree with each other.
@@ -220,21 +262,27 @@ inline int run_demo(demo_options o) {
     results.push_back(run_variant("SoA packets", ops, o));
   }
 
-  std::printf("\n| variant | ms/step | GB/s | x memcpy | relative energy change |\n| --- | ---: | ---: | ---: | ---: |\n");
+  std::printf("\n| variant | ms/step | GB/s | x memcpy | relative energy change | left the box (re-injected) |\n"
+              "| --- | ---: | ---: | ---: | ---: | ---: |\n");
   for (auto& r : results)
-    std::printf("| %s | %.3f | %.0f | %.2f | %+.2e |\n", r.name.c_str(), r.seconds_per_step * 1e3,
+    std::printf("| %s | %.3f | %.0f | %.2f | %+.2e | %zu |\n", r.name.c_str(), r.seconds_per_step * 1e3,
                 double(step_bytes) / r.seconds_per_step / 1e9, double(step_bytes) / r.seconds_per_step / 1e9 / memcpy_gbps,
-                r.energy_change);
+                r.energy_change, r.removed);
   std::printf("device copy of the same bytes: %.0f GB/s; ms/step: mean of steps 2..%d (step 1 also pays one-time costs, such as CUDA loading the kernels)\n",
               memcpy_gbps, std::max(2, o.steps));
 
   // The four layouts compute the same physics: their final states agree.
   int mismatches = 0;
-  for (std::size_t v = 1; v < results.size(); ++v)
-    for (std::size_t i = 0; i < o.n; i += 997) {
+  for (std::size_t v = 1; v < results.size(); ++v) {
+    if (results[v].final_state.size() != results[0].final_state.size() || results[v].removed != results[0].removed) {
+      ++mismatches;
+      continue;
+    }
+    for (std::size_t i = 0; i < results[0].final_state.size(); i += 997) {
       const particle &p = results[0].final_state[i], &q = results[v].final_state[i];
       if (std::abs(p.x - q.x) > 1e-4f || std::abs(p.vz - q.vz) > 1e-4f) ++mismatches;
     }
+  }
   std::printf("final states of the four layouts %s\n", mismatches ? "DIFFER" : "agree (sampled every 997th particle)");
   return mismatches ? 1 : 0;
 }

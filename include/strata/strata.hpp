@@ -21,7 +21,10 @@
 #include <strata/iterator/projection.hpp>
 #include <strata/iterator/packet.hpp>
 #include <strata/convert/convert.hpp>
+#include <strata/convert/gather.hpp>
 #include <strata/algorithm/transform.hpp>
 #include <strata/algorithm/reduce.hpp>
 #include <strata/algorithm/rows.hpp>
 #include <strata/algorithm/normalize.hpp>
+#include <strata/algorithm/compact.hpp>
+#include <strata/algorithm/sort.hpp>

@@ -127,6 +127,18 @@ class aos_vector {
     assign(std::ranges::data(records), std::ranges::size(records));
   }
 
+  /// Appends host records (padded on the way); capacity grows by at least half. Strong guarantee.
+  void append(std::span<const T> records) {
+    const size_type n = records.size(), at = size_;
+    if (n == 0) return;
+    check_size(at + n, "append");
+    if (at + n > capacity_) reserve(std::max(at + n, capacity_ + capacity_ / 2));
+    std::vector<stored> staged(n);
+    pad_records(records.data(), staged.data(), n);
+    copy_bytes(ptr() + at, staged.data(), n * sizeof(stored));
+    size_ = at + n;
+  }
+
   std::vector<T> to_host() const {
     std::vector<T> out(size_);
     copy_to_host(std::span<T>(out));

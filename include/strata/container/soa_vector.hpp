@@ -104,6 +104,13 @@ class soa_vector {
 
   /// New records are value-initialised (all bytes zero) or copies of value. Strong guarantee.
   void resize(size_type n) { resize_impl(n, nullptr); }
+  /// Size n without writing the records past the old size (they hold whatever the allocation
+  /// holds): for callers that overwrite them at once (copy_if). Strong guarantee.
+  void resize_for_overwrite(size_type n) {
+    check_size(n, "resize_for_overwrite");
+    if (n > capacity_) reserve(std::max(n, capacity_ + capacity_ / 2));
+    size_ = n;
+  }
   void resize(size_type n, const T& value) { resize_impl(n, &value); }
   void clear() noexcept { size_ = 0; }
 
@@ -165,6 +172,48 @@ class soa_vector {
     assign(std::ranges::data(records), std::ranges::size(records));
   }
 
+  /// Appends one record from the host (the slow path: one small copy per leaf); capacity doubles
+  /// when full, so n calls cost O(n) copies in all. Strong guarantee.
+  void push_back(const T& r) {
+    if (size_ == capacity_) reserve(std::max<size_type>(2 * capacity_, layout_type::capacity_quantum));
+    write_record(size_, r);
+    ++size_;
+  }
+  /// push_back(T{args...}).
+  template <class... A>
+  void emplace_back(A&&... args) {
+    push_back(T{std::forward<A>(args)...});
+  }
+
+  /// Appends host AoS records: they cross to the device through the pinned pipeline into a staging
+  /// container, whose columns are then copied behind this one's. Capacity grows by at least half.
+  /// Strong guarantee.
+  void append(std::span<const T> records) {
+    if (records.empty()) return;
+    check_size(size_ + records.size(), "append");
+    const soa_vector staged(records);
+    append(staged, stream_t{});
+    synchronize(stream_t{});
+  }
+  template <class R>
+    requires contiguous_range_of<R, T>
+  void append(const R& records) {
+    append(std::span<const T>(std::ranges::data(records), std::ranges::size(records)));
+  }
+  /// Appends another container's records: one stream-ordered copy per column, queued on `stream`
+  /// (size() counts them at once; work on other streams must wait for `stream`). Capacity grows by
+  /// at least half when it must grow. Strong guarantee.
+  template <memory_space S>
+  void append(const soa_vector<T, S>& other, stream_t stream) {
+    const size_type n = other.size(), at = size_;
+    if (n == 0) return;
+    check_size(at + n, "append");
+    if (at + n > capacity_) reserve(std::max(at + n, capacity_ + capacity_ / 2));
+    for (std::size_t i = 0; i < leaves; ++i)
+      copy_bytes_async(column_ptr(i) + at * layout_type::leaf_sizes[i], other.column_ptr(i), n * layout_type::leaf_sizes[i], stream);
+    size_ = at + n;
+  }
+
   /// SoA -> AoS on the way out.
   std::vector<T> to_host() const {
     std::vector<T> out(size_);
@@ -197,10 +246,7 @@ class soa_vector {
   }
   void set(size_type i, const T& r) {
     check_index(i);
-    reflect::for_each_leaf<T>([&](auto f) {
-      constexpr std::size_t L = decltype(f)::value;
-      copy_bytes(view().template column_data<L>() + i, &reflect::leaf<L>(r), layout_type::leaf_sizes[L]);
-    });
+    write_record(i, r);
   }
 
   /// Host-side element proxy, the slow path (as thrust::device_vector::operator[]).
@@ -226,6 +272,13 @@ class soa_vector {
   friend class soa_vector;
 
   std::byte* column_ptr(std::size_t i) const noexcept { return buf_.data() + layout_type::column_offset(capacity_, i); }
+  // Record i's leaves from the host, i < capacity().
+  void write_record(size_type i, const T& r) {
+    reflect::for_each_leaf<T>([&](auto f) {
+      constexpr std::size_t L = decltype(f)::value;
+      copy_bytes(column_ptr(L) + i * layout_type::leaf_sizes[L], &reflect::leaf<L>(r), layout_type::leaf_sizes[L]);
+    });
+  }
   template <class P>
   cuda::std::array<P, leaves> columns() const noexcept {
     cuda::std::array<P, leaves> c{};

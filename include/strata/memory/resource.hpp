@@ -35,6 +35,9 @@ inline std::atomic<allocation_hook> fail_allocation_if{nullptr};
 inline std::atomic<long> allocation_ordinal{0};
 /// Allocations made and not yet freed, for leak checks in tests.
 inline std::atomic<long> live_allocations{0};
+/// Allocations that reached the CUDA driver (cudaMalloc, cudaMallocHost, and scratch-pool growth):
+/// a hot loop that keeps this still makes none.
+inline std::atomic<long> driver_allocations{0};
 }  // namespace testing
 
 /// Allocates bytes aligned to column_alignment; throws out_of_memory (strong guarantee: nothing held).
@@ -46,6 +49,7 @@ inline void* allocate(std::size_t bytes, memory_space space) {
   void* p = nullptr;
 #if defined(STRATA_BACKEND_CUDA)
   if (space != memory_space::host) {
+    testing::driver_allocations.fetch_add(1, std::memory_order_relaxed);
     cudaError_t e = space == memory_space::device ? cudaMalloc(&p, bytes) : cudaMallocHost(&p, bytes);
     if (e == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();

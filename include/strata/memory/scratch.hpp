@@ -57,7 +57,10 @@ class pool_scratch final : public scratch_resource {
     }
     detail::cuda_check(e, "cudaMallocFromPoolAsync (strata scratch)");
     (void)cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved_after);
-    if (reserved_after > reserved_before) testing::scratch_pool_growths.fetch_add(1, std::memory_order_relaxed);
+    if (reserved_after > reserved_before) {
+      testing::scratch_pool_growths.fetch_add(1, std::memory_order_relaxed);
+      testing::driver_allocations.fetch_add(1, std::memory_order_relaxed);
+    }
 #else
     (void)stream;
     p = ::operator new(bytes, std::align_val_t{column_alignment}, std::nothrow);

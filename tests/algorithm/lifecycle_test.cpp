@@ -1,0 +1,181 @@
+// Particle lifecycle against std:: algorithms on host vectors: push_back / append (host ranges and
+// containers), erase_if / copy_if (all kept, none kept, about half, alternating), permute,
+// sort_by_key (duplicate keys: stable; a bit range), sort_by; random sizes up to 1e6 and the size
+// list; a hot loop of them that reaches the driver for no memory.
+#include <strata/algorithm/compact.hpp>
+#include <strata/algorithm/reduce.hpp>
+#include <strata/algorithm/sort.hpp>
+#include <strata/container/soa_vector.hpp>
+
+#include "common/functors.hpp"
+#include "common/records.hpp"
+#include "common/testing.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+
+using namespace strata_test;
+
+namespace {
+
+struct remove_none {
+  STRATA_HD bool operator()(const mixed&) const { return false; }
+};
+struct remove_all {
+  STRATA_HD bool operator()(const mixed&) const { return true; }
+};
+struct odd_cell {  // alternating, as cells of neighbouring records tend to be in sorted data
+  STRATA_HD bool operator()(const mixed& m) const { return m.cell % 2 == 1; }
+};
+struct negative_x {  // about half
+  STRATA_HD bool operator()(const mixed& m) const { return m.x < 0; }
+};
+struct cell_key {
+  STRATA_HD std::uint32_t operator()(const mixed& m) const { return m.cell % 97; }  // many duplicates
+};
+struct id_bucket {
+  STRATA_HD std::uint32_t operator()(const big_record& r) const { return std::uint32_t(r.id) >> 8; }
+};
+struct x_of {
+  STRATA_HD double operator()(const mixed& m) const { return double(m.x); }
+};
+
+std::vector<std::size_t> lifecycle_sizes() {
+  auto s = sizes_for<mixed>();
+  std::mt19937_64 g(test_seed() + 15);
+  for (int k = 0; k < 3; ++k) s.push_back(std::size_t(g() % (strata_test::under_sanitizer() ? 20000 : 1000000)));
+  return s;
+}
+
+template <class Pred>
+void check_erase(std::size_t n, Pred pred, const char* name) {
+  SCOPED_TRACE(std::string(name) + " n=" + std::to_string(n));
+  auto ref = random_records<mixed>(n, 3);
+  strata::soa_vector<mixed> v(ref);
+  const std::size_t removed = strata::erase_if(v, pred);
+  auto want = ref;
+  want.erase(std::remove_if(want.begin(), want.end(), pred), want.end());
+  EXPECT_EQ(removed, n - want.size());
+  ASSERT_EQ(v.size(), want.size());
+  ASSERT_EQ(first_difference<mixed>(v.to_host(), want), -1) << describe_difference<mixed>(v.to_host(), want);
+
+  strata::soa_vector<mixed> src(ref), out(std::vector<mixed>(7, ref.empty() ? mixed{} : ref[0]));
+  const std::size_t copied = strata::copy_if(src, out, pred);
+  std::vector<mixed> want_copy;
+  std::copy_if(ref.begin(), ref.end(), std::back_inserter(want_copy), pred);
+  EXPECT_EQ(copied, want_copy.size());
+  ASSERT_EQ(first_difference<mixed>(out.to_host(), want_copy), -1);
+}
+
+}  // namespace
+
+TEST(Lifecycle, PushBackAndAppendGrowAndKeepRecords) {
+  STRATA_SEED_TRACE();
+  auto ref = random_records<particle>(1000);
+  strata::soa_vector<particle> v;
+  for (std::size_t i = 0; i < 37; ++i) v.push_back(ref[i]);
+  v.emplace_back(ref[37].x, ref[37].y, ref[37].z, ref[37].vx, ref[37].vy, ref[37].vz, ref[37].mass);
+  EXPECT_EQ(v.size(), 38u);
+  v.append(std::vector<particle>(ref.begin() + 38, ref.begin() + 500));  // a host range
+  strata::soa_vector<particle> more(std::vector<particle>(ref.begin() + 500, ref.end()));
+  v.append(more, strata::stream_t{});  // a container, stream ordered
+  strata::synchronize(strata::stream_t{});
+  EXPECT_EQ(v.size(), ref.size());
+  EXPECT_GE(v.capacity(), v.size());
+  EXPECT_EQ(first_difference<particle>(v.to_host(), ref), -1) << describe_difference<particle>(v.to_host(), ref);
+  // Amortized growth: 1000 push_backs reallocate about log2(1000) times, not 1000.
+  strata::soa_vector<particle> w;
+  const long before = strata::testing::driver_allocations.load();
+  for (auto& p : ref) w.push_back(p);
+  EXPECT_LT(strata::testing::driver_allocations.load() - before, 20);
+  EXPECT_EQ(first_difference<particle>(w.to_host(), ref), -1);
+}
+
+TEST(Lifecycle, EraseIfAndCopyIfAreStableCompactions) {
+  STRATA_SEED_TRACE();
+  for (std::size_t n : lifecycle_sizes()) {
+    check_erase(n, remove_none{}, "all kept");
+    check_erase(n, remove_all{}, "none kept");
+    check_erase(n, odd_cell{}, "alternating");
+    check_erase(n, negative_x{}, "about half");
+  }
+}
+
+TEST(Lifecycle, PermuteSortByKeyAndSortBy) {
+  STRATA_SEED_TRACE();
+  for (std::size_t n : lifecycle_sizes()) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    auto ref = random_records<mixed>(n, 5);
+    std::mt19937_64 g(test_seed() ^ n);
+    // A random permutation.
+    std::vector<std::int32_t> perm(n);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), g);
+    strata::soa_vector<mixed> v(ref);
+    strata::buffer pb(n * sizeof(std::int32_t), strata::memory_space::device);
+    strata::copy_bytes(pb.data(), perm.data(), pb.bytes());
+    strata::permute(v, cuda::std::span<const std::int32_t>(reinterpret_cast<const std::int32_t*>(pb.data()), n));
+    strata::synchronize(strata::stream_t{});
+    std::vector<mixed> want(n);
+    for (std::size_t i = 0; i < n; ++i) want[i] = ref[std::size_t(perm[i])];
+    ASSERT_EQ(first_difference<mixed>(v.to_host(), want), -1) << "permute: " << describe_difference<mixed>(v.to_host(), want);
+
+    // sort_by_key with many equal keys: stable, keys sorted with the records.
+    std::vector<std::uint32_t> keys(n);
+    for (auto& k : keys) k = std::uint32_t(g() % 50);
+    strata::soa_vector<mixed> s(ref);
+    strata::buffer kb(n * sizeof(std::uint32_t), strata::memory_space::device);
+    strata::copy_bytes(kb.data(), keys.data(), kb.bytes());
+    auto* dk = reinterpret_cast<std::uint32_t*>(kb.data());
+    strata::sort_by_key(s, cuda::std::span<std::uint32_t>(dk, n), strata::stream_t{}, 0, 6);  // keys < 64: six bits
+    strata::synchronize(strata::stream_t{});
+    std::vector<std::size_t> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+    for (std::size_t i = 0; i < n; ++i) want[i] = ref[order[i]];
+    ASSERT_EQ(first_difference<mixed>(s.to_host(), want), -1) << "sort_by_key: " << describe_difference<mixed>(s.to_host(), want);
+    auto sorted_keys = fetch(dk, n);
+    ASSERT_TRUE(std::is_sorted(sorted_keys.begin(), sorted_keys.end()));
+
+    // sort_by a key computed from the record.
+    strata::soa_vector<mixed> b(ref);
+    strata::sort_by(b, cell_key{});
+    strata::synchronize(strata::stream_t{});
+    want = ref;
+    std::stable_sort(want.begin(), want.end(), [](const mixed& x, const mixed& y) { return cell_key{}(x) < cell_key{}(y); });
+    ASSERT_EQ(first_difference<mixed>(b.to_host(), want), -1) << "sort_by: " << describe_difference<mixed>(b.to_host(), want);
+  }
+}
+
+// Nested records permute and sort as flat ones do (whole records through the gather).
+TEST(Lifecycle, NestedRecordsSortWhole) {
+  STRATA_SEED_TRACE();
+  auto ref = random_records<big_record>(5003);
+  strata::soa_vector<big_record> v(ref);
+  strata::sort_by(v, id_bucket{});
+  strata::synchronize(strata::stream_t{});
+  auto want = ref;
+  std::stable_sort(want.begin(), want.end(), [](const big_record& a, const big_record& b) { return id_bucket{}(a) < id_bucket{}(b); });
+  EXPECT_EQ(first_difference<big_record>(v.to_host(), want), -1) << describe_difference<big_record>(v.to_host(), want);
+}
+
+// After a warm-up round, a step's lifecycle operations take all their scratch from the pool: no
+// cudaMalloc, no pool growth.
+TEST(Lifecycle, HotLoopMakesNoDriverAllocations) {
+  STRATA_SEED_TRACE();
+  auto ref = random_records<mixed>(200000, 9);
+  strata::soa_vector<mixed> v(ref);
+  v.reserve(v.size() + 1000);
+  auto step = [&] {
+    (void)strata::erase_if(v, odd_cell{});
+    strata::sort_by(v, cell_key{});
+    (void)strata::transform_reduce(v, x_of{}, 0.0, plus_d{});
+    v.resize(ref.size());
+  };
+  step();
+  const long before = strata::testing::driver_allocations.load();
+  for (int i = 0; i < 20; ++i) step();
+  EXPECT_EQ(strata::testing::driver_allocations.load(), before);
+}
