@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs the CUDA build made on this machine into .carry/ (git-ignored) for the device machine:
 # test and benchmark binaries plus the shared libraries they need that Ubuntu may lack.
-# On the device: STRATA_PREBUILT=.carry bash scripts/gpu-check.sh
+# On the device: tar -xJf .carryz/carry.tar.xz && STRATA_PREBUILT=.carry bash scripts/gpu-check.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/cuda}
@@ -15,4 +15,7 @@ for bin in .carry/tests/* .carry/bench/* .carry/src/* .carry/examples/*; do
   ldd "$bin" | awk '/benchmark|gtest/ {print $3}' | while read -r lib; do [ -f "$lib" ] && cp -L "$lib" .carry/lib/; done
 done
 strip --strip-debug .carry/tests/* .carry/bench/* .carry/src/* .carry/examples/* 2>/dev/null || true
-du -sh .carry
+# The device tool carries at most 64 MiB: the binaries travel compressed (.carryz/, git-ignored);
+# on the device: tar -xJf .carryz/carry.tar.xz, then STRATA_PREBUILT=.carry.
+rm -rf .carryz && mkdir -p .carryz && tar -cJf .carryz/carry.tar.xz .carry
+du -sh .carry .carryz

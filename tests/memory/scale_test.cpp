@@ -1,6 +1,7 @@
 // Past 2^31 records and past the device's memory: 64-bit indices through containers, iterators,
 // conversion and algorithms; out-of-memory that leaves the container as it was.
 #include <strata/strata.hpp>
+#include <strata/algorithm/compact.hpp>
 
 #include "common/records.hpp"
 #include "common/testing.hpp"
@@ -64,6 +65,30 @@ TEST(Scale, LargeMoreThan2To31Records) {
   strata::aos_vector<three_bytes> a = strata::to_aos(v);
   ASSERT_EQ(a.size(), std::size_t(n));
   for (auto i : sample) ASSERT_TRUE(same_bits(a.get(std::size_t(i)), v.get(std::size_t(i)))) << "record " << i;
+}
+
+struct low_bit_set {
+  STRATA_HD bool operator()(const three_bytes& t) const { return (t.r & 1) != 0; }
+};
+
+// erase_if over 2^31 + 5 records: 64-bit counts and positions through the compaction.
+TEST(Scale, LargeEraseIfPast2To31Records) {
+  if (!large_enabled()) GTEST_SKIP() << "set STRATA_TEST_LARGE=1 to run 2^31 + 5 records on the host backend";
+  const std::int64_t n = (std::int64_t(1) << 31) + 5;
+  strata::soa_vector<three_bytes> v(static_cast<std::size_t>(n));
+  thrust::tabulate(v.begin(), v.end(), pattern{});
+  // r = i % 127: the kept records are those with an even r; count them in closed form.
+  const std::int64_t cycles = n / 127, rest = n % 127;
+  const std::int64_t kept = cycles * 64 + (rest + 1) / 2;
+  const std::size_t removed = strata::erase_if(v, low_bit_set{});
+  EXPECT_EQ(std::int64_t(removed), n - kept);
+  ASSERT_EQ(std::int64_t(v.size()), kept);
+  // Kept record k is the k-th even-r record: r cycles 0, 2, .., 126 within each 127, so record k
+  // came from index 127 * (k / 64) + 2 * (k % 64).
+  for (std::int64_t k : {std::int64_t(0), std::int64_t(1), kept / 2, kept - 1}) {
+    const std::int64_t i = 127 * (k / 64) + 2 * (k % 64);
+    ASSERT_TRUE(same_bits(v.get(std::size_t(k)), pattern{}(i))) << "kept record " << k << " (from " << i << ")";
+  }
 }
 
 TEST(Scale, OutOfMemoryOnTheDeviceLeavesDataIntact) {

@@ -7,6 +7,7 @@
 #include <strata/container/soa_view.hpp>
 #include <strata/convert/convert.hpp>
 
+#include <strata/algorithm/compact.hpp>
 #include <strata/algorithm/normalize.hpp>
 #include <strata/iterator/packet.hpp>
 #include <strata/layout/vector_access.hpp>
@@ -128,6 +129,13 @@ void probe_nested_convert(const cell_record* aos, strata::soa_view<cell_record> 
   strata::aos_to_soa(aos, soa.size(), soa);
   strata::soa_to_aos(strata::soa_view<const cell_record>(soa), back);
 }
+// Compaction: every column of a tile read as 16-byte vectors (kept records are written one leaf
+// at a time to their new places; the tile-status words are 64-bit).
+// sass-expect: compact_kernel load=any128 store=any32
+struct mass_below {
+  __host__ __device__ bool operator()(const particle& p) const { return p.mass < 0.5f; }
+};
+void probe_erase_if(strata::soa_vector<particle>& v) { (void)strata::erase_if(v, mass_below{}); }
 // Normalization: rows, gamma and beta in 16-byte vectors, output likewise (fp32 and bf16), in the
 // kernels whose units cover a row exactly (Li16ELb1E: 16-byte units, exact). The other 16-byte
 // kernels also move a row's last, partial unit element by element where the rows are not
@@ -135,6 +143,7 @@ void probe_nested_convert(const cell_record* aos, strata::soa_view<cell_record> 
 // sass-expect: rows_kernel.*Li16ELb1E load=128 store=128
 // sass-expect: rows_kernel.*Li16ELb0E load=any128 store=any128
 // sass-expect: split_kernel.*Lb1E load=any128 store=any128
+// sass-expect: cluster_kernel.*Lb1E load=128 store=128
 void probe_layer_norm(strata::matrix_view<const float> x, strata::matrix_view<float> y, const float* g,
                       strata::matrix_view<const strata::bfloat16> xb, strata::matrix_view<strata::bfloat16> yb, const strata::bfloat16* gb) {
   strata::layer_norm<float>(x, y, {g, std::size_t(x.cols)}, {g, std::size_t(x.cols)}, 1e-5f);

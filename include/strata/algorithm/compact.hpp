@@ -1,19 +1,23 @@
 // Stable compaction of whole records: erase_if removes the records a predicate picks, in place, and
-// copy_if copies the others' complement into another container. One pass over the records (CUB's
-// DeviceSelect: each record read once, each kept record written once, order kept), through strata's
-// record iterators, so every column moves together. Scratch from strata::scratch(). The host
-// backend runs Thrust's stable remove_if / copy_if on OpenMP threads.
+// copy_if copies the records it picks into another container. One pass over the records (each read
+// once, each kept one written once, order kept): through packets (16-byte loads of every column,
+// block scans and decoupled look-back) where the container takes them, through CUB's DeviceSelect
+// over strata's record iterators otherwise. Scratch from strata::scratch(). The host backend runs
+// the packet tiles in order.
 #pragma once
 
 #include <strata/algorithm/transform.hpp>
+#include <strata/iterator/packet.hpp>
 #include <strata/config.hpp>
 #include <strata/container/soa_vector.hpp>
 #include <strata/memory/device.hpp>
 #include <strata/memory/scratch.hpp>
 
 #include <cstdint>
+#include <vector>
 
 #if defined(STRATA_BACKEND_CUDA)
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_select.cuh>
 #else
 #include <thrust/copy.h>
@@ -32,6 +36,130 @@ struct unless {
     return !pred(r);
   }
 };
+/// One-pass stable compaction of packets (every column read as 16-byte vectors): each tile of
+/// compact_threads packets flags its kept records, scans the flags within the block, and finds
+/// where its records go by decoupled look-back over the tiles before it (tiles are taken in order
+/// from a ticket counter, so every earlier tile is running or done). A tile publishes its count
+/// only after its packets are in registers, and writes only below the end of its own input, so
+/// compaction in place never overwrites records not yet read.
+inline constexpr int compact_threads = 256;
+struct compact_state {
+  unsigned long long* status;  // per tile: 0 nothing yet, (count << 2) | 1 own count, (prefix << 2) | 2 inclusive prefix
+  unsigned long long* ticket;
+  unsigned long long* kept;    // written by the last tile
+};
+
+template <class In, class Out, class Keep>
+struct compact_tile {
+  using record = typename In::record;
+  static constexpr int W = packet<record>::width;
+  /// Keep flags of the thread's packet p (lanes past the view's size are never kept).
+  STRATA_HD static unsigned flags(const packet<record>& pk, const Keep& keep) {
+    unsigned f = 0;
+    STRATA_UNROLL
+    for (int k = 0; k < W; ++k)
+      if (k < pk.valid && keep(pk.lane[k])) f |= 1u << k;
+    return f;
+  }
+  /// Writes the kept lanes of a packet from output index `at` on.
+  STRATA_HD static void write(const Out& out, const packet<record>& pk, unsigned f, index_t at) {
+    STRATA_UNROLL
+    for (int k = 0; k < W; ++k)
+      if (f & (1u << k)) out.store(at++, pk.lane[k]);
+  }
+};
+
+#if defined(STRATA_BACKEND_CUDA)
+template <class InPackets, class Out, class Keep>
+__global__ void __launch_bounds__(compact_threads) compact_kernel(InPackets in, Out out, Keep keep, index_t tiles, compact_state st) {
+  using tile_fn = compact_tile<typename InPackets::reference, Out, Keep>;
+  using scan = cub::BlockScan<int, compact_threads>;
+  __shared__ typename scan::TempStorage temp;
+  __shared__ index_t tile_shared, prefix_shared;
+  if (threadIdx.x == 0) tile_shared = index_t(atomicAdd(st.ticket, 1ull));
+  __syncthreads();
+  const index_t t = tile_shared;
+  if (t >= tiles) return;
+  const index_t p = t * compact_threads + threadIdx.x;
+  packet<typename tile_fn::record> pk;
+  unsigned f = 0;
+  if (p < in.size()) pk = in[p].get(), f = tile_fn::flags(pk, keep);
+  int offset = 0, total = 0;
+  scan(temp).ExclusiveSum(__popc(f), offset, total);
+  if (threadIdx.x == 0) {
+    volatile unsigned long long* status = st.status;
+    index_t prefix = 0;
+    if (t == 0) {
+      status[0] = (static_cast<unsigned long long>(total) << 2) | 2ull;
+    } else {
+      status[t] = (static_cast<unsigned long long>(total) << 2) | 1ull;
+      for (index_t q = t - 1;; --q) {
+        unsigned long long v;
+        while ((v = status[q]) == 0) __nanosleep(32);
+        prefix += index_t(v >> 2);
+        if (v & 2ull) break;
+      }
+      __threadfence();
+      status[t] = (static_cast<unsigned long long>(prefix + total) << 2) | 2ull;
+    }
+    if (t == tiles - 1) *st.kept = static_cast<unsigned long long>(prefix + total);
+    prefix_shared = prefix;
+  }
+  __syncthreads();
+  if (f) tile_fn::write(out, pk, f, prefix_shared + offset);
+}
+#endif
+
+/// Compacts the records of `in` kept by `keep` into `out` (in place when they are the same view)
+/// through packets; returns how many it kept, or -1 where packets cannot run (not 16-byte aligned,
+/// or leaves that no vector carries).
+template <class InView, class OutView, class Keep>
+std::int64_t compact_packets(const InView& in, const OutView& out, Keep keep, stream_t stream) {
+  using record = typename InView::value_type;
+  if constexpr (!layout::record_descriptor<record>::all_leaves_vectorizable) {
+    return -1;
+  } else {
+    if (!in.vector_ready()) return -1;
+    const auto pin = packets(in);
+    const index_t tiles = (pin.size() + compact_threads - 1) / compact_threads;
+    if (tiles == 0) return 0;
+#if defined(STRATA_BACKEND_CUDA)
+    if (tiles > index_t(0x7fffffff)) return -1;
+    const std::size_t status_bytes = align_up(std::size_t(tiles) * 8, 256);
+    scratch_block state(status_bytes + 256, stream);
+    compact_state st{state.as<unsigned long long>(), state.as<unsigned long long>(status_bytes), state.as<unsigned long long>(status_bytes + 8)};
+    cuda_check(cudaMemsetAsync(state.data(), 0, status_bytes + 16, stream), "cudaMemsetAsync (compaction)");
+    compact_kernel<<<unsigned(tiles), compact_threads, 0, stream>>>(pin, out, keep, tiles, st);
+    check_launch("strata compaction");
+    unsigned long long kept = 0;
+    copy_bytes_async(&kept, st.kept, sizeof kept, stream);
+    synchronize(stream);
+    return std::int64_t(kept);
+#else
+    // The same tiles in order on the host: flags, offsets within the tile, then the running prefix.
+    (void)stream;
+    using tile_fn = compact_tile<typename decltype(pin)::reference, OutView, Keep>;
+    index_t prefix = 0;
+    std::vector<packet<record>> pks(compact_threads);
+    std::vector<unsigned> fs(compact_threads);
+    for (index_t t = 0; t < tiles; ++t) {
+      int n = 0;
+      for (int i = 0; i < compact_threads; ++i) {
+        const index_t p = t * compact_threads + i;
+        fs[i] = 0;
+        if (p < pin.size()) pks[i] = pin[p].get(), fs[i] = tile_fn::flags(pks[i], keep);
+      }
+      for (int i = 0; i < compact_threads; ++i) {
+        if (fs[i]) tile_fn::write(out, pks[i], fs[i], prefix + n);
+        n += __builtin_popcount(fs[i]);
+      }
+      prefix += n;
+    }
+    return prefix;
+#endif
+  }
+}
+
 /// Runs CUB's selection (in place when out is in) and returns how many records it kept.
 template <class In, class Out, class Keep>
 std::int64_t select(In in, Out out, index_t n, Keep keep, stream_t stream, const char* what) {
@@ -69,8 +197,11 @@ std::size_t erase_if(soa_vector<T>& c, Pred pred, stream_t stream = {}) {
   auto v = c.view();
   detail::launch_scope scope("strata::erase_if", stream, {detail::described(v, "container")});
   if (n == 0) return 0;
-  auto it = records_begin(v);
-  const std::int64_t kept = detail::select(it, it, n, detail::unless<Pred>{pred}, stream, "strata::erase_if (cub::DeviceSelect::If)");
+  std::int64_t kept = detail::compact_packets(v, v, detail::unless<Pred>{pred}, stream);
+  if (kept < 0) {
+    auto it = records_begin(v);
+    kept = detail::select(it, it, n, detail::unless<Pred>{pred}, stream, "strata::erase_if (cub::DeviceSelect::If)");
+  }
   c.resize(std::size_t(kept));
   return std::size_t(n - kept);
 }
@@ -86,7 +217,8 @@ std::size_t copy_if(const soa_vector<T>& in, soa_vector<T>& out, Pred pred, stre
   auto iv = in.const_view();
   auto ov = out.view();
   detail::launch_scope scope("strata::copy_if", stream, {detail::described(iv, "input"), detail::described(ov, "output")});
-  const std::int64_t kept = n == 0 ? 0 : detail::select(records_begin(iv), records_begin(ov), n, pred, stream, "strata::copy_if (cub::DeviceSelect::If)");
+  std::int64_t kept = n == 0 ? 0 : detail::compact_packets(iv, ov, pred, stream);
+  if (kept < 0) kept = detail::select(records_begin(iv), records_begin(ov), n, pred, stream, "strata::copy_if (cub::DeviceSelect::If)");
   out.resize(std::size_t(kept));
   return std::size_t(kept);
 }

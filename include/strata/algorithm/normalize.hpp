@@ -17,6 +17,10 @@
 
 #include <cuda/std/span>
 
+#if defined(STRATA_BACKEND_CUDA)
+#include <cooperative_groups.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -48,6 +52,7 @@ struct args {
 enum class shape : int {
   warp,      ///< a warp per row, four warps per block
   block,     ///< a block per row, `threads` threads
+  cluster,   ///< a thread block cluster of `parts` blocks per row (Hopper), row still read once
   split,     ///< `parts` co-resident blocks per row (a cooperative grid), row still read once
   two_pass,  ///< rows longer than the whole GPU holds: statistics, then x read again
 };
@@ -62,9 +67,9 @@ struct plan {
 };
 
 inline std::string describe(const plan& p) {
-  static const char* names[] = {"warp", "block", "split", "two_pass"};
+  static const char* names[] = {"warp", "block", "cluster", "split", "two_pass"};
   return std::string(names[int(p.shape)]) + " vpt=" + std::to_string(p.vpt) + " threads=" + std::to_string(p.threads) +
-         (p.shape == norm::shape::split ? " parts=" + std::to_string(p.parts) : "") + (p.exact ? " exact" : "") +
+         (p.parts > 1 ? " parts=" + std::to_string(p.parts) : "") + (p.exact ? " exact" : "") +
          " access=" + std::to_string(p.access);
 }
 
@@ -158,6 +163,80 @@ __global__ void __launch_bounds__(Group::max_threads) rows_kernel(args<T> a) {
   float mean, rstd;
   finish<Kind>(m, a.eps, mean, rstd);
   write_row(cur, a.y + r * a.y_pitch, a.gamma, a.beta, a.cols, a.whole_tail, first, step, mean, rstd);
+}
+
+/// Rows longer than a block holds and at most `max_cluster` blocks long: a thread block cluster of
+/// `parts` blocks per row (grid = rows x parts), each block holding its chunk of the row in
+/// registers. The blocks' partial (count, mean, M2) meet in the first block's shared memory
+/// (distributed shared memory) behind the cluster's hardware barrier, and every block merges them
+/// in part order: no spinning and no waves, and the GPU overlaps clusters as it overlaps blocks.
+inline constexpr int cluster_threads = 512, max_cluster = 16;
+
+template <norm_kind Kind, int VPT, bool Exact, class T>
+__global__ void __launch_bounds__(cluster_threads) cluster_kernel(args<T> a, int parts) {
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  using group = rows::block_group<cluster_threads>;
+  __shared__ typename group::storage s;
+  __shared__ moments partial[max_cluster];  // the rank-0 block's: every block's moments
+  __shared__ float stats[2];
+  const int part = int(cluster.block_rank()), step = int(blockDim.x);
+  const index_t r = index_t(blockIdx.x) / parts;
+  const index_t chunk = index_t(step) * VPT, units = (a.cols + rows::lanes<T> - 1) / rows::lanes<T>;
+  const index_t u0 = index_t(part) * chunk;
+  const index_t cols = std::min<index_t>(a.cols - u0 * rows::lanes<T>, chunk * rows::lanes<T>);
+  const bool last = u0 + chunk >= units;
+  rows::packed<T, VPT, 16, Exact> cur;
+  const T* xrow = a.x + r * a.x_pitch + u0 * rows::lanes<T>;
+  if (cols > 0) cur.load(xrow, cols, int(threadIdx.x), step, a.whole_tail && last);
+  moments mine{float(std::max<index_t>(cols, 0)), 0.0f, 0.0f};
+  if (cols > 0) {
+    if constexpr (Kind == norm_kind::layer) {
+      mine.mean = group::sum(s, 0, cur.sum(cols, int(threadIdx.x), step)) / mine.count;
+      mine.m2 = group::sum(s, 1, cur.sum_squares(cols, int(threadIdx.x), step, mine.mean));
+    } else {
+      mine.m2 = group::sum(s, 0, cur.sum_squares(cols, int(threadIdx.x), step, 0.0f));
+    }
+  }
+  if (threadIdx.x == 0) cluster.map_shared_rank(partial, 0)[part] = mine;
+  cluster.sync();
+  if (threadIdx.x == 0) {
+    const moments* all = cluster.map_shared_rank(partial, 0);
+    moments m{0.0f, 0.0f, 0.0f};
+    for (int q = 0; q < parts; ++q) m = merge(m, all[q]);
+    finish<Kind>(m, a.eps, stats[0], stats[1]);
+  }
+  cluster.sync();  // also keeps the first block's shared memory alive until every block has read it
+  if (cols > 0)
+    write_row(cur, a.y + r * a.y_pitch + u0 * rows::lanes<T>, a.gamma ? a.gamma + u0 * rows::lanes<T> : nullptr,
+              a.beta ? a.beta + u0 * rows::lanes<T> : nullptr, cols, a.whole_tail && last, int(threadIdx.x), step, stats[0], stats[1]);
+}
+
+/// Launches cluster_kernel with clusters of `parts` blocks (sizes over 8 need the non-portable
+/// attribute); returns false where the device cannot run such clusters.
+template <norm_kind Kind, int VPT, bool Exact, class T>
+bool launch_clusters(const args<T>& a, int parts, stream_t stream, bool dry_run) {
+  auto* kernel = &cluster_kernel<Kind, VPT, Exact, T>;
+  if (parts > 8 && cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(unsigned(a.rows * parts));
+  config.blockDim = dim3(unsigned(cluster_threads));
+  config.stream = stream;
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeClusterDimension;
+  attribute.val.clusterDim.x = unsigned(parts), attribute.val.clusterDim.y = 1, attribute.val.clusterDim.z = 1;
+  config.attrs = &attribute, config.numAttrs = 1;
+  if (dry_run) {
+    int clusters = 0;
+    const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    return e == cudaSuccess && clusters > 0;
+  }
+  cuda_check(cudaLaunchKernelEx(&config, kernel, a, parts), "cudaLaunchKernelEx (normalization, clusters)");
+  return true;
 }
 
 /// Where split rows' blocks meet: per row slot, two sets of partials (waves alternate) and an
@@ -362,7 +441,23 @@ plan choose(index_t cols, int access) {
     if (score > best_score + 1e-9) best_score = score, best = p;
   }
   if (best_score >= 0) return best;
-  // Longer than a block holds: blocks of split_vpt units per thread, as many per row as needed.
+  // Longer than a block holds: a cluster of blocks of 4 units per thread (8 where they cover the
+  // row exactly), if the device runs clusters that large.
+  for (int vpt : {8, 4}) {
+    const index_t chunk = index_t(cluster_threads) * vpt;
+    const index_t parts = (units + chunk - 1) / chunk;
+    const bool exact = units * rows::lanes<T> == cols && parts * chunk == units;
+    if (parts > max_cluster || (vpt == 8 && !exact)) continue;
+    args<T> probe{};
+    probe.rows = 1;
+    const bool ok = vpt == 8 ? launch_clusters<Kind, 8, true, T>(probe, int(parts), nullptr, true)
+                             : launch_clusters<Kind, 4, false, T>(probe, int(parts), nullptr, true);
+    if (!ok) continue;
+    plan p;
+    p.shape = norm::shape::cluster, p.vpt = vpt, p.threads = cluster_threads, p.parts = int(parts), p.exact = exact;
+    return p;
+  }
+  // Longer than a cluster holds: blocks of split_vpt units per thread, as many per row as needed.
   plan p;
   p.shape = norm::shape::split, p.vpt = split_vpt, p.threads = split_threads;
   p.parts = int((units + split_vpt * split_threads - 1) / (split_vpt * split_threads));
@@ -404,6 +499,13 @@ void launch(const plan& p, const args<T>& a, stream_t stream) {
       rows_kernel<Kind, rows::block_group<512>, 8, int(sizeof(T)), false, T><<<unsigned(blocks), p.threads, 0, stream>>>(a);
     }
     check_launch("normalization kernel");
+    return;
+  }
+  if (p.shape == norm::shape::cluster) {
+    if (index_t(p.parts) * a.rows > index_t(0x7fffffff))
+      throw size_error("strata: normalization of " + std::to_string(a.rows) + " rows needs more than 2^31 - 1 blocks");
+    if (p.vpt == 8) launch_clusters<Kind, 8, true, T>(a, p.parts, stream, false);
+    else launch_clusters<Kind, 4, false, T>(a, p.parts, stream, false);
     return;
   }
   if (p.shape == norm::shape::split) {

@@ -157,8 +157,12 @@ class launch_scope {
     }
     const int device = on ? on->where.device : current_device();
     if (stream != nullptr && stream != cudaStreamLegacy && stream != cudaStreamPerThread) {
-      int stream_device = -1;
-      const cudaError_t e = cudaStreamGetDevice(stream, &stream_device);
+      // A stream being captured into a graph may not be asked for its device; its work is
+      // checked when the graph is instantiated.
+      cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+      cudaError_t e = cudaStreamIsCapturing(stream, &capture);
+      int stream_device = device;
+      if (e == cudaSuccess && capture == cudaStreamCaptureStatusNone) e = cudaStreamGetDevice(stream, &stream_device);
       if (e != cudaSuccess) {
         (void)cudaGetLastError();
         throw cuda_error(std::string(op) + ": the stream is not usable (destroyed, or not a stream)", int(e), cudaGetErrorString(e));
