@@ -29,6 +29,8 @@ def sweep_hiddens(kind):
         return sorted(set(list(range(256, 16385, 256)) + extra))
     if kind == "coarse":
         return sorted(set(list(range(1024, 16385, 1024)) + [256, 512, 768] + extra))
+    if kind == "sample":  # a few of each kind of point: exact, ragged, long (compiling every shape takes minutes)
+        return [1024, 1025, 4095, 4096, 5120, 12288, 32768, 65536]
     return []
 
 
@@ -140,7 +142,7 @@ def main():
     ap.add_argument("--library", required=True, help="path to libstrata_norm.so")
     ap.add_argument("--out", required=True, help="results rows for report.py --extra")
     ap.add_argument("--seed", type=int, default=int.from_bytes(os.urandom(4), "little"))
-    ap.add_argument("--sweep", choices=["none", "coarse", "every"], default="none",
+    ap.add_argument("--sweep", choices=["none", "sample", "coarse", "every"], default="none",
                     help="also time the normalization sweep's hidden sizes (rows moving about 256 MB)")
     ap.add_argument("--no-check", action="store_true")
     args = ap.parse_args()

@@ -4,9 +4,6 @@
 #if defined(__CUDACC__)
 #define STRATA_BACKEND_CUDA 1
 #define STRATA_HD __host__ __device__
-#define STRATA_DEVICE __device__
-#define STRATA_GLOBAL __global__
-#define STRATA_RESTRICT __restrict__
 /// Device memory is not host-addressable: host access goes through copies.
 #define STRATA_DEVICE_IS_SEPARATE 1
 #else
@@ -16,13 +13,7 @@
 #define THRUST_DEVICE_SYSTEM THRUST_DEVICE_SYSTEM_OMP
 #endif
 #define STRATA_HD
-#define STRATA_DEVICE
-#define STRATA_RESTRICT __restrict__
 #define STRATA_DEVICE_IS_SEPARATE 0
-#endif
-
-#if defined(__CUDA_ARCH__)
-#define STRATA_IN_DEVICE_CODE 1
 #endif
 
 #define STRATA_PRAGMA(x) _Pragma(#x)

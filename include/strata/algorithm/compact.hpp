@@ -13,6 +13,7 @@
 #include <strata/memory/device.hpp>
 #include <strata/memory/scratch.hpp>
 
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -86,24 +87,39 @@ __global__ void __launch_bounds__(compact_threads) compact_kernel(InPackets in, 
   if (p < in.size()) pk = in[p].get(), f = tile_fn::flags(pk, keep);
   int offset = 0, total = 0;
   scan(temp).ExclusiveSum(__popc(f), offset, total);
-  if (threadIdx.x == 0) {
+  if (threadIdx.x < 32) {
+    // Warp 0 looks back 32 tiles at a time: each lane waits for one predecessor's word, the
+    // nearest inclusive prefix ends the walk, and the counts up to it are summed.
     volatile unsigned long long* status = st.status;
+    const int lane = int(threadIdx.x);
     index_t prefix = 0;
-    if (t == 0) {
-      status[0] = (static_cast<unsigned long long>(total) << 2) | 2ull;
-    } else {
-      status[t] = (static_cast<unsigned long long>(total) << 2) | 1ull;
-      for (index_t q = t - 1;; --q) {
-        unsigned long long v;
-        while ((v = status[q]) == 0) __nanosleep(32);
-        prefix += index_t(v >> 2);
-        if (v & 2ull) break;
+    if (t > 0) {
+      if (lane == 0) status[t] = (static_cast<unsigned long long>(total) << 2) | 1ull;
+      for (index_t base = t - 1;; base -= 32) {
+        const index_t q = base - lane;
+        unsigned long long v = q >= 0 ? status[q] : 2ull;  // before tile 0: an inclusive prefix of 0
+        while (__any_sync(0xffffffffu, v == 0)) {
+          if (v == 0) __nanosleep(32), v = status[q];
+        }
+        const unsigned inclusive = __ballot_sync(0xffffffffu, (v & 2ull) != 0);
+        const int stop = inclusive ? __ffs(int(inclusive)) - 1 : 31;
+        index_t part = lane <= stop ? index_t(v >> 2) : 0;
+        STRATA_UNROLL
+        for (int m = 16; m > 0; m /= 2) part += __shfl_xor_sync(0xffffffffu, part, m);
+        prefix += part;
+        if (inclusive) break;
       }
-      __threadfence();
-      status[t] = (static_cast<unsigned long long>(prefix + total) << 2) | 2ull;
+      if (lane == 0) {
+        __threadfence();
+        status[t] = (static_cast<unsigned long long>(prefix + total) << 2) | 2ull;
+      }
+    } else if (lane == 0) {
+      status[0] = (static_cast<unsigned long long>(total) << 2) | 2ull;
     }
-    if (t == tiles - 1) *st.kept = static_cast<unsigned long long>(prefix + total);
-    prefix_shared = prefix;
+    if (lane == 0) {
+      if (t == tiles - 1) *st.kept = static_cast<unsigned long long>(prefix + total);
+      prefix_shared = prefix;
+    }
   }
   __syncthreads();
   if (f) tile_fn::write(out, pk, f, prefix_shared + offset);
@@ -151,7 +167,7 @@ std::int64_t compact_packets(const InView& in, const OutView& out, Keep keep, st
       }
       for (int i = 0; i < compact_threads; ++i) {
         if (fs[i]) tile_fn::write(out, pks[i], fs[i], prefix + n);
-        n += __builtin_popcount(fs[i]);
+        n += std::popcount(fs[i]);
       }
       prefix += n;
     }

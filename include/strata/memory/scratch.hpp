@@ -47,16 +47,21 @@ class pool_scratch final : public scratch_resource {
 #if defined(STRATA_BACKEND_CUDA)
     int dev = 0;
     detail::cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
-    cudaMemPool_t pool = pool_of(dev);
+    // Inside graph capture the block comes from cudaMallocAsync (it becomes a graph memory node);
+    // strata's pool, and the query of its size that counts growth, stay outside capture.
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) (void)cudaGetLastError(), capture = cudaStreamCaptureStatusActive;
+    const bool captured = capture != cudaStreamCaptureStatusNone;
+    cudaMemPool_t pool = captured ? nullptr : pool_of(dev);
     std::uint64_t reserved_before = 0, reserved_after = 0;
-    (void)cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved_before);
-    const cudaError_t e = cudaMallocFromPoolAsync(&p, bytes, pool, stream);
+    if (!captured) (void)cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved_before);
+    const cudaError_t e = captured ? cudaMallocAsync(&p, bytes, stream) : cudaMallocFromPoolAsync(&p, bytes, pool, stream);
     if (e == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
       throw out_of_memory(bytes, memory_space::device, "scratch pool of device " + std::to_string(dev));
     }
     detail::cuda_check(e, "cudaMallocFromPoolAsync (strata scratch)");
-    (void)cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved_after);
+    if (!captured) (void)cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved_after);
     if (reserved_after > reserved_before) {
       testing::scratch_pool_growths.fetch_add(1, std::memory_order_relaxed);
       testing::driver_allocations.fetch_add(1, std::memory_order_relaxed);
