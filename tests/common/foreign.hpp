@@ -58,7 +58,7 @@ class foreign_columns {
   }
   std::vector<T> download() const {
     std::vector<T> out(n_);
-    std::memset(static_cast<void*>(out.data()), 0, n_ * sizeof(T));
+    if (n_ != 0) std::memset(static_cast<void*>(out.data()), 0, n_ * sizeof(T));
     strata::reflect::for_each_leaf<T>([&](auto l) {
       constexpr std::size_t L = decltype(l)::value;
       auto col = fetch(column<L>(), n_);

@@ -127,6 +127,7 @@ class copy_pool {
 /// memcpy split across the pool's threads in slices of at least 2 MiB.
 inline void parallel_memcpy(void* dst, const void* src, std::size_t bytes) {
   constexpr std::size_t min_slice = std::size_t(2) << 20;
+  if (bytes == 0) return;  // an empty range may come with null pointers, which memcpy must not see
   if (bytes < 2 * min_slice) {
     std::memcpy(dst, src, bytes);
     return;
