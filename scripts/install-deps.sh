@@ -15,8 +15,9 @@ if command -v g++ >/dev/null; then
   has_header boost/hana.hpp || need+=(libboost1.81-dev)
   has_header gtest/gtest.h || need+=(libgtest-dev)
   has_header benchmark/benchmark.h || need+=(libbenchmark-dev)
+  has_header dlpack/dlpack.h || need+=(libdlpack-dev)
 else
-  need+=(libboost1.81-dev libgtest-dev libbenchmark-dev)
+  need+=(libboost1.81-dev libgtest-dev libbenchmark-dev libdlpack-dev)
 fi
 if ((${#need[@]})); then
   echo "install-deps: installing ${need[*]}"

@@ -28,3 +28,4 @@
 #include <strata/algorithm/normalize.hpp>
 #include <strata/algorithm/compact.hpp>
 #include <strata/algorithm/sort.hpp>
+#include <strata/interop/mdspan.hpp>

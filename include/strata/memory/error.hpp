@@ -92,6 +92,13 @@ class memory_space_error : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+/// An element type other than the one an operation needs: a DLPack tensor of int32 offered as a
+/// float column, say.
+class type_error : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
 /// Memory of one GPU used with memory or a stream of another. Thrown before anything is launched.
 class device_error : public std::invalid_argument {
  public:

@@ -385,6 +385,17 @@ inline constexpr std::size_t leaf_index_v = [] {
   return selection<T, Sel>::first;
 }();
 
+/// A leaf index, or the leaf a selector names: what interop functions accept as "a column".
+template <class T, auto Sel>
+inline constexpr std::size_t leaf_of = [] {
+  if constexpr (std::is_integral_v<decltype(Sel)>) {
+    static_assert(!(Sel < 0) && std::size_t(Sel) < leaf_count<T>, "strata: leaf index out of range for this record");
+    return std::size_t(Sel);
+  } else {
+    return leaf_index_v<T, Sel>;
+  }
+}();
+
 // ---- diagnostics --------------------------------------------------------------------------------
 /// Each of these fails with the member's path as its template argument (the compiler prints it).
 template <fixed_name Member>
