@@ -2,6 +2,8 @@
 // strata derives for the demo's records, `strata bench` runs the benchmarks (strata_bench).
 #include "particles/particles.hpp"
 
+#include <array>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
@@ -9,6 +11,18 @@
 #include <string>
 
 namespace {
+
+// Records `strata describe` shows besides the demo's particle: leaves of mixed sizes, and a nested
+// record whose leaves are named by their paths.
+struct mixed {
+  BOOST_HANA_DEFINE_STRUCT(mixed, (double, energy), (float, x), (std::uint16_t, cell), (std::uint8_t, flags));
+};
+struct vec3 {
+  BOOST_HANA_DEFINE_STRUCT(vec3, (float, x), (float, y), (float, z));
+};
+struct nested_particle {
+  BOOST_HANA_DEFINE_STRUCT(nested_particle, (vec3, pos), (vec3, vel), (float, mass), (std::array<std::int16_t, 2>, cell));
+};
 
 template <class T>
 void describe(const char* name) {
@@ -37,7 +51,7 @@ int main(int argc, char** argv) {
     strata_examples::demo_options o;
     for (int i = 2; i < argc; i += 2)
       if (i + 1 >= argc || !strata_examples::set_demo_option(o, argv[i], argv[i + 1])) return usage();
-    describe<strata_test::particle>("particle");
+    describe<strata_examples::particle>("particle");
     std::puts("");
     try {
       return strata_examples::run_demo(o);
@@ -56,8 +70,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (cmd == "describe") {
-    describe<strata_test::particle>("particle");
-    describe<strata_test::mixed>("mixed");
+    describe<strata_examples::particle>("particle");
+    describe<mixed>("mixed");
+    describe<nested_particle>("nested_particle");
     return 0;
   }
   return usage();

@@ -8,9 +8,6 @@
 
 #include <strata/strata.hpp>
 
-#include "common/records.hpp"
-#include "common/testing.hpp"
-
 #include <thrust/device_ptr.h>
 #include <thrust/device_vector.h>
 #include <thrust/remove.h>
@@ -22,6 +19,7 @@
 #include <cstdlib>
 #include <cmath>
 #include <cstdio>
+#include <random>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -29,13 +27,16 @@
 
 namespace strata_examples {
 
-using strata_test::particle;
+/// 7 floats, 28 bytes: position, velocity, mass.
+struct particle {
+  BOOST_HANA_DEFINE_STRUCT(particle, (float, x), (float, y), (float, z), (float, vx), (float, vy), (float, vz),
+                           (float, mass));
+};
 
-/// Sorting by cell twice a run by default, every 50 steps of the GPU's 100 (simulation codes sort
-/// far less often: LAMMPS's default is every 1000 steps). On the H200 the steps in the ~7 ms after a sort run ~11% slower for every layout, a
-/// state of the GPU after the radix sort, not of the data or the layout (a 30 ms pause after the
-/// sort removes it; bench/results/nvidia-h200-2026-11-22-experiments.md, run 11), so sorting every
-/// 10 steps would put that into 80% of the timed steps.
+/// Sorting by cell twice a run by default, every 50 steps of the GPU's 100: simulation codes sort far
+/// less often than they step (LAMMPS's default is every 1000 steps), and the steps right after a
+/// radix sort run slower in every layout (a state of the GPU, not of the data; the README's
+/// Examples section gives the measured figure), so frequent sorting would dominate the timed steps.
 struct demo_options {
   std::size_t n = 0;
   int steps = 0, energy_every = 10, sort_every = 0;  // 0: steps / 2
@@ -90,8 +91,16 @@ struct cell_of {
 };
 
 inline std::vector<particle> make_particles(std::size_t n, std::uint64_t salt = 2026) {
-  auto p = strata_test::random_records<particle>(n, salt);  // positions, velocities in [-1, 1]
-  for (auto& q : p) q.mass = 0.5f + 0.5f * std::abs(q.mass), q.vx *= 0.1f, q.vy *= 0.1f, q.vz *= 0.1f;
+  // The same particles for a given n and salt on every run and machine: layouts and backends can be
+  // compared run to run. Positions in [-1, 1], velocities in [-0.1, 0.1], masses in [0.5, 1].
+  std::mt19937_64 g(salt * 0x9E3779B97F4A7C15ull ^ n);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<particle> p(n);
+  for (auto& q : p) {
+    q.x = u(g), q.y = u(g), q.z = u(g);
+    q.vx = 0.1f * u(g), q.vy = 0.1f * u(g), q.vz = 0.1f * u(g);
+    q.mass = 0.5f + 0.5f * std::abs(u(g));
+  }
   return p;
 }
 /// New particles injected at step s to replace `count` that left: near the centre, the same for

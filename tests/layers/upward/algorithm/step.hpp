@@ -1,0 +1,2 @@
+// Fixture for layers.detects_upward.
+#pragma once

@@ -1,0 +1,3 @@
+// Fixture for layers.detects_upward: a layout header that reaches up into the algorithms.
+#pragma once
+#include <strata/algorithm/step.hpp>
