@@ -1,10 +1,12 @@
 // AoS <-> SoA conversion on 2^26 records (the 28-byte particle, the 24-byte mixed record and the
 // nested particle, whose vec3 members open into leaves) and 2^24 records of a 104-byte record of
 // 19 leaves of four sizes: strata's tiled transpose against the one-thread-per-record peer; and a
-// 1 GiB host std::vector landing as device SoA against a pinned cudaMemcpy of the same bytes.
+// 1 GiB host std::vector landing as device SoA against a pinned cudaMemcpy of the same bytes. The
+// "runtime" variants run the conversion for records described at run time (convert/runtime.hpp).
 #include "common.hpp"
 
 #include <strata/convert/convert.hpp>
+#include <strata/convert/runtime.hpp>
 
 #include "common/records.hpp"
 #include "common/testing.hpp"
@@ -85,6 +87,41 @@ void naive_to_aos(benchmark::State& state) {
   });
 }
 
+// The same conversions with the record described at run time (offsets and sizes as arguments, as
+// the Python module's to_soa / to_aos pass them from a NumPy dtype).
+template <class T>
+std::vector<strata::runtime_field> runtime_fields() {
+  std::vector<strata::runtime_field> f;
+  strata::reflect::for_each_leaf<T>([&](auto l) {
+    constexpr std::size_t L = decltype(l)::value;
+    f.push_back({strata::layout::leaf_descriptor<T, L>::offset, sizeof(strata::reflect::leaf_type_t<T, L>)});
+  });
+  return f;
+}
+template <class T>
+std::vector<void*> runtime_columns(const strata::soa_view<T>& v) {
+  std::vector<void*> c;
+  for (std::size_t i = 0; i < strata::soa_view<T>::leaves; ++i) c.push_back(v.column_bytes(i));
+  return c;
+}
+template <class T>
+void runtime_aos_to_soa(benchmark::State& state) {
+  auto& f = data<T>();
+  const auto fields = runtime_fields<T>();
+  const auto cols = runtime_columns(f.soa.view());
+  strata_bench::run_timed(state, convert_bytes<T>(f.n), double(f.n),
+                          [&] { strata::aos_to_soa(f.aos.data(), sizeof(T), f.n, fields, cols.data()); });
+}
+template <class T>
+void runtime_soa_to_aos(benchmark::State& state) {
+  auto& f = data<T>();
+  const auto fields = runtime_fields<T>();
+  const auto cols = runtime_columns(f.soa.view());
+  const std::vector<const void*> c(cols.begin(), cols.end());
+  strata_bench::run_timed(state, convert_bytes<T>(f.n), double(f.n),
+                          [&] { strata::soa_to_aos(c.data(), fields, f.n, f.aos.data(), sizeof(T)); });
+}
+
 // Host -> device: 1 GiB of particles in a pageable std::vector.
 std::int64_t host_records() { return strata_bench::scaled(std::int64_t(1) << 30) / std::int64_t(sizeof(particle)); }
 std::vector<particle>& host_particles() {
@@ -128,6 +165,10 @@ STRATA_BENCHMARK(strata_aos_to_soa<nested_particle>, "aos_to_soa/strata" + n26 +
 STRATA_BENCHMARK(naive_to_soa<nested_particle>, "aos_to_soa/naive" + n26 + "/nested");
 STRATA_BENCHMARK(strata_soa_to_aos<nested_particle>, "soa_to_aos/strata" + n26 + "/nested");
 STRATA_BENCHMARK(naive_to_aos<nested_particle>, "soa_to_aos/naive" + n26 + "/nested");
+STRATA_BENCHMARK(runtime_aos_to_soa<particle>, "aos_to_soa/runtime" + n26 + "/particle");
+STRATA_BENCHMARK(runtime_soa_to_aos<particle>, "soa_to_aos/runtime" + n26 + "/particle");
+STRATA_BENCHMARK(runtime_aos_to_soa<mixed_convert>, "aos_to_soa/runtime" + n26 + "/mixed");
+STRATA_BENCHMARK(runtime_soa_to_aos<mixed_convert>, "soa_to_aos/runtime" + n26 + "/mixed");
 const std::string n24 = "/" + std::to_string(records<big_record>());
 STRATA_BENCHMARK(strata_aos_to_soa<big_record>, "aos_to_soa/strata" + n24 + "/big");
 STRATA_BENCHMARK(naive_to_soa<big_record>, "aos_to_soa/naive" + n24 + "/big");

@@ -15,7 +15,7 @@ LAYERS = [
     ("memory", ["memory/"]),
     ("views", ["container/soa_view.hpp", "container/aos_view.hpp", "container/matrix.hpp"]),
     ("iterator", ["iterator/"]),
-    ("convert kernels", ["convert/transpose.hpp", "convert/gather.hpp", "convert/host_transfer.hpp"]),
+    ("convert kernels", ["convert/transpose.hpp", "convert/gather.hpp", "convert/host_transfer.hpp", "convert/runtime.hpp"]),
     ("owning containers", ["container/host_transpose.hpp", "container/soa_vector.hpp", "container/aos_vector.hpp"]),
     ("algorithm", ["algorithm/", "convert/convert.hpp"]),
     ("interop", ["interop/"]),

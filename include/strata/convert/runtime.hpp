@@ -1,0 +1,267 @@
+// AoS <-> SoA for records described at run time: the byte offset and size of each field are
+// arguments (what a NumPy structured dtype or a file format's header gives), not a C++ type.
+//
+// Each block takes a tile of whole records. To SoA: the tile's bytes are staged in shared memory
+// with the widest accesses the AoS pointer and record stride allow, then thread t writes record t's
+// fields to their columns (consecutive threads, consecutive elements). To AoS: the reverse, with
+// the record's bytes that no field covers written as zero. The host backend runs the same two
+// phases per tile, with the tile's shared memory in a buffer of its own.
+#pragma once
+
+#include <strata/config.hpp>
+#include <strata/memory/device.hpp>
+#include <strata/memory/error.hpp>
+#include <strata/memory/resource.hpp>
+
+#include <cuda/std/span>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace strata {
+
+/// One field of a runtime-described record: `size` bytes (1, 2, 4, 8 or 16) at byte `offset`.
+struct runtime_field {
+  std::size_t offset = 0;
+  std::size_t size = 0;
+};
+inline constexpr std::size_t max_runtime_fields = 64;
+/// Records up to this many bytes: a tile of 32 of them fits the 48 KiB of shared memory every
+/// CUDA device gives a block without opting in.
+inline constexpr std::size_t max_runtime_stride = 1536;
+
+namespace detail {
+
+struct runtime_layout {
+  std::uint32_t offset[max_runtime_fields];
+  std::uint32_t size[max_runtime_fields];
+  std::byte* column[max_runtime_fields];
+  std::uint32_t count;
+  std::uint32_t stride;
+  std::uint32_t tile;  // records per tile
+};
+
+/// Records per tile: whole records filling about 24 KiB, a multiple of 32 from 32 to 256 (one
+/// thread per record of the tile).
+inline std::uint32_t runtime_tile_records(std::size_t stride) {
+  const std::size_t r = (std::size_t(24) << 10) / stride / 32 * 32;
+  return std::uint32_t(std::clamp<std::size_t>(r, 32, 256));
+}
+
+template <class W>
+STRATA_HD inline void bytes_to_word(std::byte* aligned_dst, const std::byte* src) {
+  W w;
+  std::byte* b = reinterpret_cast<std::byte*>(&w);
+  for (std::size_t i = 0; i < sizeof(W); ++i) b[i] = src[i];
+  *reinterpret_cast<W*>(aligned_dst) = w;
+}
+template <class W>
+STRATA_HD inline void word_to_bytes(std::byte* dst, const std::byte* aligned_src) {
+  const W w = *reinterpret_cast<const W*>(aligned_src);
+  const std::byte* b = reinterpret_cast<const std::byte*>(&w);
+  for (std::size_t i = 0; i < sizeof(W); ++i) dst[i] = b[i];
+}
+struct alignas(16) word16 {
+  std::uint64_t lo, hi;
+};
+
+/// Phase 2 to SoA: record t of the staged tile (record `first + t` overall) to its columns. Field
+/// offsets inside a packed record need not be aligned, so the record side moves bytes and the
+/// column side one aligned word.
+STRATA_HD inline void runtime_record_to_columns(const runtime_layout& L, const std::byte* sm, index_t first, std::uint32_t t) {
+  const std::byte* rec = sm + std::size_t(t) * L.stride;
+  for (std::uint32_t k = 0; k < L.count; ++k) {
+    std::byte* dst = L.column[k] + std::size_t(first + index_t(t)) * L.size[k];
+    const std::byte* src = rec + L.offset[k];
+    switch (L.size[k]) {
+      case 1: *dst = *src; break;
+      case 2: bytes_to_word<std::uint16_t>(dst, src); break;
+      case 4: bytes_to_word<std::uint32_t>(dst, src); break;
+      case 8: bytes_to_word<std::uint64_t>(dst, src); break;
+      default: bytes_to_word<word16>(dst, src); break;
+    }
+  }
+}
+/// Phase 1 to AoS: record t's bytes assembled in the tile from its columns, gaps zeroed.
+STRATA_HD inline void runtime_columns_to_record(const runtime_layout& L, std::byte* sm, index_t first, std::uint32_t t) {
+  std::byte* rec = sm + std::size_t(t) * L.stride;
+  for (std::uint32_t i = 0; i < L.stride; ++i) rec[i] = std::byte{0};
+  for (std::uint32_t k = 0; k < L.count; ++k) {
+    const std::byte* src = L.column[k] + std::size_t(first + index_t(t)) * L.size[k];
+    std::byte* dst = rec + L.offset[k];
+    switch (L.size[k]) {
+      case 1: *dst = *src; break;
+      case 2: word_to_bytes<std::uint16_t>(dst, src); break;
+      case 4: word_to_bytes<std::uint32_t>(dst, src); break;
+      case 8: word_to_bytes<std::uint64_t>(dst, src); break;
+      default: word_to_bytes<word16>(dst, src); break;
+    }
+  }
+}
+
+/// Checks shared by both directions; fills the layout and returns the widest access (16, 8, 4, 2
+/// or 1 bytes) that every tile's start on the AoS side allows.
+inline std::size_t runtime_prepare(const char* op, runtime_layout& L, const void* aos, std::size_t stride, index_t n,
+                                   cuda::std::span<const runtime_field> fields, const void* const* columns) {
+  const std::string where = std::string("strata: ") + op + ": ";
+  if (n < 0) throw size_error(where + "negative record count " + std::to_string(n));
+  if (fields.empty() || fields.size() > max_runtime_fields)
+    throw size_error(where + std::to_string(fields.size()) + " fields; between 1 and " + std::to_string(max_runtime_fields) + " are supported");
+  if (stride == 0 || stride > max_runtime_stride)
+    throw size_error(where + "records of " + std::to_string(stride) + " bytes; 1 to " + std::to_string(max_runtime_stride) + " are supported");
+  if (n > 0 && aos == nullptr) throw size_error(where + "null AoS pointer with " + std::to_string(n) + " records");
+  L.count = std::uint32_t(fields.size());
+  L.stride = std::uint32_t(stride);
+  L.tile = runtime_tile_records(stride);
+  for (std::size_t k = 0; k < fields.size(); ++k) {
+    const auto& f = fields[k];
+    const std::string name = "field " + std::to_string(k) + " (offset " + std::to_string(f.offset) + ", " + std::to_string(f.size) + " bytes)";
+    if (f.size != 1 && f.size != 2 && f.size != 4 && f.size != 8 && f.size != 16)
+      throw size_error(where + name + ": fields of 1, 2, 4, 8 or 16 bytes are supported");
+    if (f.offset + f.size > stride) throw size_error(where + name + " ends past the " + std::to_string(stride) + "-byte record");
+    if (n > 0 && columns[k] == nullptr) throw size_error(where + "null column for " + name);
+    if (reinterpret_cast<std::uintptr_t>(columns[k]) % f.size != 0)
+      throw misaligned_pointer(std::string(op) + ": column of " + name, columns[k], f.size);
+    L.offset[k] = std::uint32_t(f.offset);
+    L.size[k] = std::uint32_t(f.size);
+    L.column[k] = static_cast<std::byte*>(const_cast<void*>(columns[k]));
+  }
+  std::size_t word = 16;
+  while (word > 1 && (reinterpret_cast<std::uintptr_t>(aos) % word != 0 || (std::size_t(L.tile) * stride) % word != 0)) word /= 2;
+  return word;
+}
+
+#if defined(STRATA_BACKEND_CUDA)
+/// Moves `bytes` between global and shared memory with W-wide accesses, the tail byte by byte.
+template <class W>
+__device__ inline void runtime_stage(std::byte* dst, const std::byte* src, std::size_t bytes) {
+  const std::size_t words = bytes / sizeof(W);
+  for (std::size_t i = threadIdx.x; i < words; i += blockDim.x) reinterpret_cast<W*>(dst)[i] = reinterpret_cast<const W*>(src)[i];
+  for (std::size_t i = words * sizeof(W) + threadIdx.x; i < bytes; i += blockDim.x) dst[i] = src[i];
+}
+
+template <class W>
+__global__ void __launch_bounds__(256) runtime_to_soa_kernel(const std::byte* aos, index_t n, runtime_layout L) {
+  extern __shared__ uint4 runtime_shared[];
+  std::byte* sm = reinterpret_cast<std::byte*>(runtime_shared);
+  const index_t first = index_t(blockIdx.x) * L.tile;
+  const std::uint32_t m = std::uint32_t(n - first < index_t(L.tile) ? n - first : index_t(L.tile));
+  runtime_stage<W>(sm, aos + std::size_t(first) * L.stride, std::size_t(m) * L.stride);
+  __syncthreads();
+  for (std::uint32_t t = threadIdx.x; t < m; t += blockDim.x) runtime_record_to_columns(L, sm, first, t);
+}
+
+template <class W>
+__global__ void __launch_bounds__(256) runtime_to_aos_kernel(std::byte* aos, index_t n, runtime_layout L) {
+  extern __shared__ uint4 runtime_shared[];
+  std::byte* sm = reinterpret_cast<std::byte*>(runtime_shared);
+  const index_t first = index_t(blockIdx.x) * L.tile;
+  const std::uint32_t m = std::uint32_t(n - first < index_t(L.tile) ? n - first : index_t(L.tile));
+  for (std::uint32_t t = threadIdx.x; t < m; t += blockDim.x) runtime_columns_to_record(L, sm, first, t);
+  __syncthreads();
+  runtime_stage<W>(aos + std::size_t(first) * L.stride, sm, std::size_t(m) * L.stride);
+}
+
+template <template <class> class Kernel, class P>
+void runtime_launch(std::size_t word, P aos, index_t n, const runtime_layout& L, stream_t stream, const char* op) {
+  const index_t blocks = (n + L.tile - 1) / L.tile;
+  if (blocks > index_t(0x7fffffff)) throw size_error(std::string("strata: ") + op + ": too many records for one grid");
+  const std::size_t smem = std::size_t(L.tile) * L.stride;
+  const dim3 grid{static_cast<unsigned>(blocks)}, block{256u};
+  switch (word) {
+    case 16: Kernel<uint4>::launch(grid, block, smem, stream, aos, n, L); break;
+    case 8: Kernel<uint2>::launch(grid, block, smem, stream, aos, n, L); break;
+    case 4: Kernel<unsigned>::launch(grid, block, smem, stream, aos, n, L); break;
+    case 2: Kernel<unsigned short>::launch(grid, block, smem, stream, aos, n, L); break;
+    default: Kernel<unsigned char>::launch(grid, block, smem, stream, aos, n, L); break;
+  }
+  check_launch(op);
+}
+template <class W>
+struct to_soa_launcher {
+  static void launch(dim3 g, dim3 b, std::size_t smem, stream_t s, const std::byte* aos, index_t n, const runtime_layout& L) {
+    runtime_to_soa_kernel<W><<<g, b, smem, s>>>(aos, n, L);
+  }
+};
+template <class W>
+struct to_aos_launcher {
+  static void launch(dim3 g, dim3 b, std::size_t smem, stream_t s, std::byte* aos, index_t n, const runtime_layout& L) {
+    runtime_to_aos_kernel<W><<<g, b, smem, s>>>(aos, n, L);
+  }
+};
+
+/// Every buffer in device memory of one GPU; runs there.
+inline int runtime_device(const char* op, const void* aos, const runtime_layout& L) {
+  auto check = [&](const void* p, const std::string& what, int device) {
+    const memory_location m = locate(p);
+    if (m.space == memory_space::host)
+      throw memory_space_error(std::string("strata: ") + op + ": " + what + " is in pageable host memory, which GPU kernels cannot read");
+    if (m.space == memory_space::device && device >= 0 && m.device != device)
+      throw device_error(std::string("strata: ") + op + ": " + what + " is on device " + std::to_string(m.device) +
+                         " but the AoS records are on device " + std::to_string(device));
+    return m.space == memory_space::device ? m.device : device;
+  };
+  const int device = check(aos, "the AoS records", -1);
+  for (std::uint32_t k = 0; k < L.count; ++k) check(L.column[k], "column " + std::to_string(k), device);
+  return device;
+}
+#else
+template <class Phase>
+void runtime_emulate_tiles(index_t n, const runtime_layout& L, Phase&& phase) {
+  const index_t tiles = (n + L.tile - 1) / L.tile;
+  STRATA_PARALLEL_FOR_IF(tiles > 4)
+  for (index_t b = 0; b < tiles; ++b) {
+    thread_local std::vector<word16> shared;
+    shared.resize((std::size_t(L.tile) * L.stride + 15) / 16);
+    const index_t first = b * L.tile;
+    phase(reinterpret_cast<std::byte*>(shared.data()), first, std::uint32_t(std::min<index_t>(L.tile, n - first)));
+  }
+}
+#endif
+
+}  // namespace detail
+
+/// AoS records (`stride` bytes apart, n of them) to one column per field. Columns hold n elements
+/// of their field's size, aligned to it. Asynchronous on `stream` on the CUDA backend.
+inline void aos_to_soa(const void* aos, std::size_t stride, index_t n, cuda::std::span<const runtime_field> fields,
+                       void* const* columns, stream_t stream = {}) {
+  detail::runtime_layout L{};
+  const std::size_t word = detail::runtime_prepare("aos_to_soa (runtime fields)", L, aos, stride, n, fields, columns);
+  if (n == 0) return;
+  const auto* src = static_cast<const std::byte*>(aos);
+#if defined(STRATA_BACKEND_CUDA)
+  detail::device_guard guard(detail::runtime_device("aos_to_soa (runtime fields)", aos, L));
+  detail::runtime_launch<detail::to_soa_launcher>(word, src, n, L, stream, "aos_to_soa (runtime fields) kernel launch");
+#else
+  (void)word, (void)stream;
+  detail::runtime_emulate_tiles(n, L, [&](std::byte* sm, index_t first, std::uint32_t m) {
+    std::memcpy(sm, src + std::size_t(first) * L.stride, std::size_t(m) * L.stride);
+    for (std::uint32_t t = 0; t < m; ++t) detail::runtime_record_to_columns(L, sm, first, t);
+  });
+#endif
+}
+
+/// Columns (one per field, n elements each) to AoS records `stride` bytes apart; bytes of a record
+/// that no field covers are written as zero.
+inline void soa_to_aos(const void* const* columns, cuda::std::span<const runtime_field> fields, index_t n, void* aos,
+                       std::size_t stride, stream_t stream = {}) {
+  detail::runtime_layout L{};
+  const std::size_t word = detail::runtime_prepare("soa_to_aos (runtime fields)", L, aos, stride, n, fields, columns);
+  if (n == 0) return;
+  auto* dst = static_cast<std::byte*>(aos);
+#if defined(STRATA_BACKEND_CUDA)
+  detail::device_guard guard(detail::runtime_device("soa_to_aos (runtime fields)", aos, L));
+  detail::runtime_launch<detail::to_aos_launcher>(word, dst, n, L, stream, "soa_to_aos (runtime fields) kernel launch");
+#else
+  (void)word, (void)stream;
+  detail::runtime_emulate_tiles(n, L, [&](std::byte* sm, index_t first, std::uint32_t m) {
+    for (std::uint32_t t = 0; t < m; ++t) detail::runtime_columns_to_record(L, sm, first, t);
+    std::memcpy(dst + std::size_t(first) * L.stride, sm, std::size_t(m) * L.stride);
+  });
+#endif
+}
+
+}  // namespace strata

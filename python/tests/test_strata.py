@@ -1,0 +1,187 @@
+"""strata's Python module against NumPy (and PyTorch where it is installed): normalization against
+a float64 reference, to_soa / to_aos against the structured array's own fields, refusals."""
+import os
+
+import numpy as np
+import pytest
+
+import strata
+
+SEED = int(os.environ.get("STRATA_TEST_SEED", np.random.SeedSequence().entropy % (1 << 32)))
+print(f"STRATA_TEST_SEED={SEED}")
+
+try:
+    import torch
+except ImportError:  # the module's tests need NumPy only
+    torch = None
+
+DEVICE = "cuda" if strata.backend == "cuda" else "cpu"
+
+
+def rng(salt=0):
+    return np.random.default_rng([SEED, salt])
+
+
+def to_device(a):
+    """On the CUDA build arrays must be GPU tensors; on the host build NumPy arrays serve."""
+    if strata.backend == "cuda":
+        return torch.from_numpy(np.ascontiguousarray(a)).to(DEVICE)
+    return a
+
+
+def to_numpy(a):
+    return a.cpu().numpy() if torch is not None and isinstance(a, torch.Tensor) else np.asarray(a)
+
+
+def reference(x, w, b, eps, rms):
+    x = x.astype(np.float64)
+    if rms:
+        y = x / np.sqrt((x * x).mean(axis=1, keepdims=True) + eps)
+    else:
+        y = (x - x.mean(axis=1, keepdims=True)) / np.sqrt(x.var(axis=1, keepdims=True) + eps)
+    if w is not None:
+        y = y * w.astype(np.float64)
+    if b is not None:
+        y = y + b.astype(np.float64)
+    return y
+
+
+def relative_error(y, ref):
+    scale = np.linalg.norm(ref)
+    return np.linalg.norm(y.astype(np.float64) - ref) / (scale if scale > 0 else 1.0)
+
+
+@pytest.mark.parametrize("rows,cols", [(7, 1000), (5, 1), (3, 4096), (33, 1025), (2, 5120), (64, 3)])
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 1e-5), (np.float16, 1e-2)])
+@pytest.mark.parametrize("rms", [False, True])
+@pytest.mark.parametrize("affine", [False, True])
+def test_normalization_matches_a_float64_reference(rows, cols, dtype, tol, rms, affine):
+    g = rng(rows * 7919 + cols)
+    x = (g.standard_normal((rows, cols)) * 2 + 0.5).astype(dtype)
+    w = (1 + 0.1 * g.standard_normal(cols)).astype(dtype) if affine else None
+    b = (0.1 * g.standard_normal(cols)).astype(dtype) if affine and not rms else None
+    args = [to_device(x), None if w is None else to_device(w)]
+    if rms:
+        y, path = strata.rms_norm(*args, eps=1e-5, return_path=True)
+    else:
+        y, path = strata.layer_norm(*args, None if b is None else to_device(b), eps=1e-5, return_path=True)
+    assert path in ("vectorized", "scalar")
+    y = to_numpy(y)
+    assert y.shape == x.shape and y.dtype == x.dtype
+    assert np.isfinite(y).all()
+    assert relative_error(y, reference(x, w, b, 1e-5, rms)) < tol
+
+
+def test_strided_rows_leave_the_rest_of_the_buffer_alone():
+    g = rng(1)
+    wide = g.standard_normal((50, 1013)).astype(np.float32)
+    x = wide[:, :1000]  # row stride 1013, not 16-byte aligned rows
+    if strata.backend == "cuda":
+        x = to_device(wide)[:, :1000]
+    y = to_numpy(strata.layer_norm(x))
+    assert relative_error(y, reference(wide[:, :1000], None, None, 1e-5, False)) < 1e-5
+
+
+def test_normalization_refusals():
+    x = to_device(np.ones((4, 8), np.float32))
+    with pytest.raises(ValueError, match="dimensions"):
+        strata.layer_norm(to_device(np.ones(8, np.float32)))
+    with pytest.raises(ValueError):
+        strata.layer_norm(x, to_device(np.ones(7, np.float32)))
+    with pytest.raises(ValueError, match="differ in dtype"):
+        strata.layer_norm(x, to_device(np.ones(8, np.float16)))
+    with pytest.raises(ValueError, match="float32, float16 or bfloat16"):
+        strata.layer_norm(to_device(np.ones((4, 8), np.float64)))
+    if strata.backend == "host" and torch is not None and torch.cuda.is_available():
+        with pytest.raises(ValueError, match="not in CPU memory"):
+            strata.layer_norm(torch.ones(4, 8, device="cuda"))
+
+
+PARTICLE = np.dtype([("pos", [("x", "<f4"), ("y", "<f4"), ("z", "<f4")]), ("vel", "<f4", (3,)), ("mass", "<f8"),
+                     ("cell", "<i2", (2,)), ("flags", "u1")])  # packed: 43 bytes, unaligned fields
+ALIGNED = np.dtype([("id", "<i8"), ("q", "<f2"), ("w", "<f4"), ("tag", "u1")], align=True)  # gaps between fields
+
+
+def random_records(dtype, n, salt):
+    raw = rng(salt).integers(0, 256, n * dtype.itemsize, dtype=np.uint8)
+    a = raw.view(dtype).copy()
+    # Keep floats free of NaN payloads so field comparisons are plain equality.
+    for name, off, dt in strata.leaves(dtype):
+        if dt.kind == "f" and n:
+            view = np.ndarray(n, dtype=dt, buffer=a, offset=off, strides=(dtype.itemsize,))
+            view[...] = rng(salt + off).standard_normal(n).astype(dt)
+    return a
+
+
+def field(a, name):
+    """The values of leaf `name` of a structured array, through NumPy's own indexing."""
+    out = a
+    for part in name.replace("]", "").replace("[", ".").split("."):
+        out = out[:, int(part)] if part.isdigit() else out[part]
+    return out
+
+
+def test_leaves_flatten_nested_structs_and_subarrays():
+    names = [name for name, _, _ in strata.leaves(PARTICLE)]
+    assert names == ["pos.x", "pos.y", "pos.z", "vel[0]", "vel[1]", "vel[2]", "mass", "cell[0]", "cell[1]", "flags"]
+    offsets = [off for _, off, _ in strata.leaves(PARTICLE)]
+    assert offsets == [0, 4, 8, 12, 16, 20, 24, 32, 34, 36]
+
+
+@pytest.mark.parametrize("dtype", [PARTICLE, ALIGNED], ids=["packed", "aligned"])
+@pytest.mark.parametrize("n", [0, 1, 31, 32, 33, 1000, 99991])
+def test_to_soa_and_back(dtype, n):
+    a = random_records(dtype, n, n + dtype.itemsize)
+    if strata.backend == "cuda":
+        cols = strata.to_soa(to_device(a.view(np.uint8)), dtype)
+    else:
+        cols = strata.to_soa(a)
+    assert list(cols) == [name for name, _, _ in strata.leaves(dtype)]
+    bases = set()
+    for name, col in cols.items():
+        got = to_numpy(col)
+        np.testing.assert_array_equal(got, field(a, name), err_msg=name)
+        ptr = col.data_ptr() if strata.backend == "cuda" else col.__array_interface__["data"][0]
+        assert n == 0 or ptr % 256 == 0, f"column {name} is not on a 256-byte boundary"
+        if strata.backend == "host":
+            bases.add(id(col.base.base if col.base is not None and col.base.base is not None else col.base))
+    if strata.backend == "host":
+        assert len(bases) == 1, "all columns view one allocation"
+    back = strata.to_aos(cols, dtype)
+    back = to_numpy(back).view(dtype) if strata.backend == "cuda" else back
+    for name, _, _ in strata.leaves(dtype):
+        np.testing.assert_array_equal(field(back, name), field(a, name), err_msg=name)
+    if dtype is ALIGNED and n:
+        covered = np.zeros(dtype.itemsize, bool)
+        for _, off, dt in strata.leaves(dtype):
+            covered[off:off + dt.itemsize] = True
+        raw = back.view(np.uint8).reshape(n, dtype.itemsize)
+        assert (raw[:, ~covered] == 0).all(), "bytes outside every field are zero"
+
+
+def test_conversion_refusals():
+    with pytest.raises(ValueError, match="structured dtype"):
+        strata.leaves(np.float32)
+    with pytest.raises(ValueError, match="fields of 1, 2, 4, 8 or 16 bytes"):
+        strata.leaves(np.dtype([("name", "S3"), ("x", "<f4")]))
+    with pytest.raises(ValueError, match="big-endian"):
+        strata.to_soa(np.zeros(4, np.dtype([("x", ">f4")])))
+    cols = strata.to_soa(random_records(PARTICLE, 10, 3)) if strata.backend == "host" else None
+    if cols is not None:
+        del cols["mass"]
+        with pytest.raises(ValueError, match="no column for mass"):
+            strata.to_aos(cols, PARTICLE)
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch is not installed")
+def test_torch_tensors_in_torch_tensors_out():
+    x = torch.randn(16, 4096, device=DEVICE)
+    y = strata.layer_norm(x, torch.ones(4096, device=DEVICE), torch.zeros(4096, device=DEVICE))
+    assert isinstance(y, torch.Tensor) and y.device == x.device
+    ref = torch.nn.functional.layer_norm(x.double(), (4096,), eps=1e-5)
+    assert ((y.double() - ref).norm() / ref.norm()).item() < 1e-5
+    if hasattr(torch, "bfloat16"):
+        xb = x.to(torch.bfloat16)
+        yb = strata.rms_norm(xb)
+        refb = torch.nn.functional.rms_norm(xb.double(), (4096,), eps=1e-6)
+        assert ((yb.double() - refb).norm() / refb.norm()).item() < 1e-2
