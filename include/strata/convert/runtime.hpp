@@ -38,6 +38,7 @@ namespace detail {
 struct runtime_layout {
   std::uint32_t offset[max_runtime_fields];
   std::uint32_t size[max_runtime_fields];
+  bool aligned[max_runtime_fields];  // the field sits at a multiple of its size in every staged record
   std::byte* column[max_runtime_fields];
   std::uint32_t count;
   std::uint32_t stride;
@@ -68,6 +69,17 @@ struct alignas(16) word16 {
   std::uint64_t lo, hi;
 };
 
+/// One field between two places both aligned to its size: one access each side.
+STRATA_HD inline void copy_field(std::byte* dst, const std::byte* src, std::uint32_t size) {
+  switch (size) {
+    case 1: *dst = *src; break;
+    case 2: *reinterpret_cast<std::uint16_t*>(dst) = *reinterpret_cast<const std::uint16_t*>(src); break;
+    case 4: *reinterpret_cast<std::uint32_t*>(dst) = *reinterpret_cast<const std::uint32_t*>(src); break;
+    case 8: *reinterpret_cast<std::uint64_t*>(dst) = *reinterpret_cast<const std::uint64_t*>(src); break;
+    default: *reinterpret_cast<word16*>(dst) = *reinterpret_cast<const word16*>(src); break;
+  }
+}
+
 /// Phase 2 to SoA: record t of the staged tile (record `first + t` overall) to its columns. Field
 /// offsets inside a packed record need not be aligned, so the record side moves bytes and the
 /// column side one aligned word.
@@ -76,6 +88,10 @@ STRATA_HD inline void runtime_record_to_columns(const runtime_layout& L, const s
   for (std::uint32_t k = 0; k < L.count; ++k) {
     std::byte* dst = L.column[k] + std::size_t(first + index_t(t)) * L.size[k];
     const std::byte* src = rec + L.offset[k];
+    if (L.aligned[k]) {  // one shared-memory access instead of size byte accesses
+      copy_field(dst, src, L.size[k]);
+      continue;
+    }
     switch (L.size[k]) {
       case 1: *dst = *src; break;
       case 2: bytes_to_word<std::uint16_t>(dst, src); break;
@@ -92,6 +108,10 @@ STRATA_HD inline void runtime_columns_to_record(const runtime_layout& L, std::by
   for (std::uint32_t k = 0; k < L.count; ++k) {
     const std::byte* src = L.column[k] + std::size_t(first + index_t(t)) * L.size[k];
     std::byte* dst = rec + L.offset[k];
+    if (L.aligned[k]) {
+      copy_field(dst, src, L.size[k]);
+      continue;
+    }
     switch (L.size[k]) {
       case 1: *dst = *src; break;
       case 2: word_to_bytes<std::uint16_t>(dst, src); break;
@@ -127,6 +147,7 @@ inline std::size_t runtime_prepare(const char* op, runtime_layout& L, const void
       throw misaligned_pointer(std::string(op) + ": column of " + name, columns[k], f.size);
     L.offset[k] = std::uint32_t(f.offset);
     L.size[k] = std::uint32_t(f.size);
+    L.aligned[k] = stride % f.size == 0 && f.offset % f.size == 0;  // staged tiles start 16-byte aligned
     L.column[k] = static_cast<std::byte*>(const_cast<void*>(columns[k]));
   }
   std::size_t word = 16;
