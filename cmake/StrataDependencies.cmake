@@ -39,3 +39,25 @@ macro(strata_find_bench_dependencies)
     strata_missing("Google Benchmark" libbenchmark-dev)
   endif()
 endmacro()
+
+# NCCL for the distributed layer on the CUDA backend: a system NCCL, or the header and library of
+# PyPI's nvidia-nccl-cu13 (found through the Python that CMake sees). Defines strata::nccl.
+macro(strata_find_nccl)
+  set(STRATA_NCCL_FOUND FALSE)
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  set(_strata_nccl_hint "")
+  if(Python3_Interpreter_FOUND)
+    execute_process(COMMAND "${Python3_EXECUTABLE}" -c "import nvidia.nccl, os; print(nvidia.nccl.__path__[0])"
+                    OUTPUT_VARIABLE _strata_nccl_hint OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  endif()
+  find_path(STRATA_NCCL_INCLUDE_DIR nccl.h HINTS ${_strata_nccl_hint}/include $ENV{CUDA_PATH}/include /usr/local/cuda/include)
+  find_library(STRATA_NCCL_LIBRARY NAMES nccl libnccl.so.2 HINTS ${_strata_nccl_hint}/lib $ENV{CUDA_PATH}/lib64 /usr/local/cuda/lib64)
+  if(STRATA_NCCL_INCLUDE_DIR AND STRATA_NCCL_LIBRARY)
+    set(STRATA_NCCL_FOUND TRUE)
+    if(NOT TARGET strata::nccl)
+      add_library(strata::nccl UNKNOWN IMPORTED)
+      set_target_properties(strata::nccl PROPERTIES IMPORTED_LOCATION "${STRATA_NCCL_LIBRARY}"
+                                                    INTERFACE_INCLUDE_DIRECTORIES "${STRATA_NCCL_INCLUDE_DIR}")
+    endif()
+  endif()
+endmacro()

@@ -19,6 +19,7 @@ LAYERS = [
     ("owning containers", ["container/host_transpose.hpp", "container/soa_vector.hpp", "container/aos_vector.hpp"]),
     ("algorithm", ["algorithm/", "convert/convert.hpp"]),
     ("interop", ["interop/"]),
+    ("distributed", ["distributed/"]),
     ("umbrella", ["strata.hpp"]),
 ]
 

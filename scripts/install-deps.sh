@@ -39,4 +39,10 @@ if ! command -v cuobjdump >/dev/null || ! command -v nvdisasm >/dev/null; then
       echo "install-deps: could not install cuobjdump; the vector-width check will read PTX" >&2
   fi
 fi
+# NCCL's header and library for the distributed layer's CUDA build (the host backend needs neither).
+if ! python3 -c 'import nvidia.nccl' 2>/dev/null && [ ! -e /usr/include/nccl.h ] && [ ! -e /usr/local/cuda/include/nccl.h ]; then
+  echo "install-deps: installing NCCL (nvidia-nccl-cu13) from PyPI"
+  python3 -m pip install -q nvidia-nccl-cu13 ||
+    echo "install-deps: could not install NCCL; the CUDA build leaves the distributed test out" >&2
+fi
 echo "install-deps: all dependencies present"

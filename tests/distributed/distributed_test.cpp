@@ -1,0 +1,158 @@
+// Sharded SoA containers: scatter / gather, transform and reductions over every shard, and
+// migration against a host model of where every record must end up. On the host backend the
+// communicator's stand-in keeps 1 to 5 ranks in this process; on the CUDA backend one rank per
+// GPU the machine has (NCCL).
+#include <strata/distributed/distributed_vector.hpp>
+
+#include "common/records.hpp"
+#include "common/testing.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace dist = strata::distributed;
+using strata_test::particle;
+
+std::vector<int> rank_counts() {
+#if defined(STRATA_BACKEND_CUDA)
+  int gpus = 0;
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = 0;
+  std::vector<int> r;
+  for (int k = 1; k <= std::min(gpus, 4); ++k) r.push_back(k);
+  return r;
+#else
+  return {1, 2, 3, 5};
+#endif
+}
+
+/// The rank a particle belongs to: slabs of the box [-1, 1) along x.
+struct slab_of {
+  int ranks;
+  STRATA_HD int operator()(const particle& p) const {
+    int r = int((p.x + 1.0f) * 0.5f * float(ranks));
+    return r < 0 ? 0 : r >= ranks ? ranks - 1 : r;
+  }
+};
+struct drift {
+  float dt;
+  STRATA_HD particle operator()(particle p) const {
+    p.x += p.vx * dt;
+    p.y += p.vy * dt;
+    p.z += p.vz * dt;
+    return p;
+  }
+};
+struct mass_of {
+  STRATA_HD double operator()(const particle& p) const { return double(p.mass); }
+};
+struct one_each {
+  STRATA_HD long long operator()(const particle&) const { return 1; }
+};
+struct out_of_range {
+  int ranks;
+  STRATA_HD int operator()(const particle& p) const { return p.mass > 0.5f ? ranks : 0; }
+};
+
+bool same(const particle& a, const particle& b) { return strata_test::same_bits(a, b); }
+
+TEST(Distributed, ScatterGatherTransformReduce) {
+  STRATA_SEED_TRACE();
+  for (int ranks : rank_counts())
+    for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(1000), std::size_t(99991)}) {
+      SCOPED_TRACE(std::to_string(ranks) + " ranks, n = " + std::to_string(n));
+      auto comm = dist::communicator::local(ranks);
+      dist::distributed_soa_vector<particle> d(comm);
+      const auto host = strata_test::random_records<particle>(n, 5);
+      d.scatter(host);
+      EXPECT_EQ(d.size(), std::int64_t(n));
+      auto back = d.gather();
+      ASSERT_EQ(back.size(), n);
+      for (std::size_t i = 0; i < n; ++i) ASSERT_TRUE(same(back[i], host[i])) << i;
+
+      d.transform(drift{0.5f});
+      back = d.gather();
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(back[i].x, drift{0.5f}(host[i]).x) << i;
+
+      EXPECT_EQ(d.transform_reduce_sum<long long>(one_each{}), (long long)n) << "integer sums are exact";
+      double want = 0;
+      for (const auto& p : host) want += double(p.mass);
+      EXPECT_NEAR(d.transform_reduce_sum<double>(mass_of{}), want, 1e-9 * (1 + std::abs(want)));
+    }
+}
+
+TEST(Distributed, MigrateSendsEveryRecordToItsRank) {
+  STRATA_SEED_TRACE();
+  for (int ranks : rank_counts())
+    for (std::size_t n : {std::size_t(0), std::size_t(5), std::size_t(4099), std::size_t(100003)}) {
+      SCOPED_TRACE(std::to_string(ranks) + " ranks, n = " + std::to_string(n));
+      auto comm = dist::communicator::local(ranks);
+      dist::distributed_soa_vector<particle> d(comm);
+      const auto host = strata_test::random_records<particle>(n, 9);
+      d.scatter(host);
+      // The model: after migrate, rank r holds the records whose slab is r, from source rank 0, 1,
+      // ... in order, each source's records in their sorted-by-destination (stable) order.
+      std::vector<std::vector<particle>> want(static_cast<std::size_t>(ranks));
+      std::int64_t expect_moved = 0;
+      for (int src = 0; src < ranks; ++src) {
+        const std::size_t lo = n * std::size_t(src) / std::size_t(ranks), hi = n * std::size_t(src + 1) / std::size_t(ranks);
+        for (std::size_t i = lo; i < hi; ++i) {
+          const int to = slab_of{ranks}(host[i]);
+          want[std::size_t(to)].push_back(host[i]);
+          expect_moved += to != src;
+        }
+      }
+      const auto moved = d.migrate(slab_of{ranks});
+      EXPECT_EQ(moved.sent, expect_moved);
+      EXPECT_EQ(moved.received, expect_moved);
+      EXPECT_EQ(d.size(), std::int64_t(n)) << "no record lost or duplicated";
+      for (int r = 0; r < ranks; ++r) {
+        const auto got = d.shard(r).to_host();
+        ASSERT_EQ(got.size(), want[std::size_t(r)].size()) << "rank " << r;
+        for (std::size_t i = 0; i < got.size(); ++i) ASSERT_TRUE(same(got[i], want[std::size_t(r)][i])) << "rank " << r << " record " << i;
+      }
+      // A second migrate with nothing to move leaves every shard as it is.
+      const auto again = d.migrate(slab_of{ranks});
+      EXPECT_EQ(again.sent, 0);
+      for (int r = 0; r < ranks; ++r) EXPECT_EQ(d.shard(r).size(), want[std::size_t(r)].size());
+    }
+}
+
+TEST(Distributed, DestinationsOutOfRangeAreRefusedBeforeAnythingMoves) {
+  const int ranks = rank_counts().back();
+  auto comm = dist::communicator::local(ranks);
+  dist::distributed_soa_vector<particle> d(comm);
+  auto host = strata_test::random_records<particle>(1000, 2);
+  for (auto& p : host) p.mass = std::abs(p.mass);
+  d.scatter(host);
+  try {
+    d.migrate(out_of_range{ranks});
+    FAIL() << "nothing thrown";
+  } catch (const strata::size_error& e) {
+    EXPECT_NE(std::string(e.what()).find("ranks are 0 to " + std::to_string(ranks - 1)), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(d.size(), 1000) << "every record is still there";
+}
+
+#if !defined(STRATA_BACKEND_CUDA)
+TEST(Distributed, StandInRefusesUnmatchedTransfers) {
+  auto comm = dist::communicator::local(2);
+  std::vector<char> a(8), b(8);
+  EXPECT_THROW(comm.group([&] { comm.send(0, a.data(), 8, 1); }), dist::transport_error);
+  EXPECT_THROW(comm.group([&] { comm.recv(1, b.data(), 8, 0); }), dist::transport_error);
+  EXPECT_THROW(comm.group([&] {
+    comm.send(0, a.data(), 8, 1);
+    comm.recv(1, b.data(), 4, 0);
+  }),
+               dist::transport_error);
+  EXPECT_THROW(comm.send(0, a.data(), 8, 2), strata::size_error);
+}
+#endif
+
+}  // namespace
