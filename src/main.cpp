@@ -1,6 +1,9 @@
 // The strata driver: `strata demo` runs the particle demo, `strata describe` prints the layouts
 // strata derives for the demo's records, `strata bench` runs the benchmarks (strata_bench).
 #include "particles/particles.hpp"
+#if defined(STRATA_DEMO_DISTRIBUTED)
+#include "particles/distributed.hpp"
+#endif
 
 #include <array>
 #include <cstdint>

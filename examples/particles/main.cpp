@@ -1,5 +1,8 @@
 // The particle demo as its own program: particles [--n N] [--steps S] [--energy-every K] [--sort-every M]
 #include "particles.hpp"
+#if defined(STRATA_DEMO_DISTRIBUTED)
+#include "distributed.hpp"
+#endif
 
 #include <cstdlib>
 #include <cstring>

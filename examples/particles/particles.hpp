@@ -40,6 +40,7 @@ struct particle {
 struct demo_options {
   std::size_t n = 0;
   int steps = 0, energy_every = 10, sort_every = 0;  // 0: steps / 2
+  int gpus = 0;  // several ranks (distributed.hpp) when > 0
 };
 
 /// Sets option `key` (--n, --steps, --energy-every, --sort-every) from `value`; false if unknown.
@@ -49,10 +50,12 @@ inline bool set_demo_option(demo_options& o, const char* key, const char* value)
   else if (k == "--steps") o.steps = std::atoi(value);
   else if (k == "--energy-every") o.energy_every = std::atoi(value);
   else if (k == "--sort-every") o.sort_every = std::atoi(value);
+  else if (k == "--gpus") o.gpus = std::atoi(value);
   else return false;
   return true;
 }
-inline const char* demo_usage = "[--n N] [--steps S] [--energy-every K] [--sort-every M (remove, inject, re-sort every M steps)]";
+inline const char* demo_usage =
+    "[--n N] [--steps S] [--energy-every K] [--sort-every M (remove, inject, re-sort every M steps)] [--gpus G (G ranks, slabs along x)]";
 
 /// Symplectic Euler in the field a = -k x: v += -k x dt, then x += v dt.
 struct kick_drift {
@@ -225,7 +228,17 @@ struct soa_packet_ops : soa_thrust_ops {
 };
 
 /// Runs every variant and prints the table; returns 0 when all variants agree with each other.
+inline int run_distributed_demo(demo_options o);  // distributed.hpp, where the build has a transport
+
 inline int run_demo(demo_options o) {
+  if (o.gpus > 0) {
+#if defined(STRATA_DEMO_DISTRIBUTED)
+    return run_distributed_demo(o);
+#else
+    std::fprintf(stderr, "--gpus needs the distributed layer: this CUDA build found no NCCL (pip install nvidia-nccl-cu13)\n");
+    return 2;
+#endif
+  }
 #if defined(STRATA_BACKEND_CUDA)
   const char* backend = "CUDA";
   if (!o.n) o.n = std::size_t(1) << 26;

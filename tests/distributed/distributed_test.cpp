@@ -60,6 +60,19 @@ struct out_of_range {
   STRATA_HD int operator()(const particle& p) const { return p.mass > 0.5f ? ranks : 0; }
 };
 
+/// Ghosts for slabs of [-1, 1) along x: direction 0 sends records within `cut` of the slab's lower
+/// face to the rank below, direction 1 those near the upper face to the rank above.
+struct near_face {
+  int ranks;
+  float cut;
+  STRATA_HD int operator()(const particle& p, int k) const {
+    const int me = slab_of{ranks}(p);
+    const float width = 2.0f / float(ranks), lo = -1.0f + width * float(me);
+    if (k == 0) return me > 0 && p.x < lo + cut ? me - 1 : -1;
+    return me + 1 < ranks && p.x >= lo + width - cut ? me + 1 : -1;
+  }
+};
+
 bool same(const particle& a, const particle& b) { return strata_test::same_bits(a, b); }
 
 TEST(Distributed, ScatterGatherTransformReduce) {
@@ -122,6 +135,44 @@ TEST(Distributed, MigrateSendsEveryRecordToItsRank) {
       EXPECT_EQ(again.sent, 0);
       for (int r = 0; r < ranks; ++r) EXPECT_EQ(d.shard(r).size(), want[std::size_t(r)].size());
     }
+}
+
+TEST(Distributed, HaloExchangeCopiesRecordsNearAFaceToTheNeighbour) {
+  STRATA_SEED_TRACE();
+  for (int ranks : rank_counts()) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    auto comm = dist::communicator::local(ranks);
+    dist::distributed_soa_vector<particle> d(comm);
+    d.scatter(strata_test::random_records<particle>(20011, 4));
+    d.migrate(slab_of{ranks});
+    std::vector<std::vector<particle>> own(static_cast<std::size_t>(ranks));
+    for (int r = 0; r < ranks; ++r) own[std::size_t(r)] = d.shard(r).to_host();
+    const near_face ghost{ranks, 0.05f};
+    std::vector<std::vector<particle>> want(static_cast<std::size_t>(ranks));
+    std::int64_t copies = 0;
+    for (int k = 0; k < 2; ++k)
+      for (int src = 0; src < ranks; ++src)
+        for (const auto& p : own[std::size_t(src)])
+          if (const int to = ghost(p, k); to >= 0) want[std::size_t(to)].push_back(p), ++copies;
+    const auto moved = d.halo_exchange(ghost, 2);
+    EXPECT_EQ(moved.sent, copies);
+    EXPECT_EQ(moved.received, copies);
+    for (int r = 0; r < ranks; ++r) {
+      const auto got = d.shard(r).to_host();
+      const auto& mine = own[std::size_t(r)];
+      ASSERT_EQ(d.ghosts(r), want[std::size_t(r)].size()) << "rank " << r;
+      ASSERT_EQ(got.size(), mine.size() + want[std::size_t(r)].size());
+      for (std::size_t i = 0; i < mine.size(); ++i) ASSERT_TRUE(same(got[i], mine[i])) << "own record " << i << " of rank " << r;
+      for (std::size_t i = 0; i < want[std::size_t(r)].size(); ++i)
+        ASSERT_TRUE(same(got[mine.size() + i], want[std::size_t(r)][i])) << "ghost " << i << " of rank " << r;
+    }
+    if (copies > 0) {
+      EXPECT_THROW(d.migrate(slab_of{ranks}), strata::size_error) << "migrating ghosts would duplicate records";
+    }
+    d.drop_ghosts();
+    for (int r = 0; r < ranks; ++r) EXPECT_EQ(d.shard(r).size(), own[std::size_t(r)].size());
+    EXPECT_EQ(d.size(), 20011);
+  }
 }
 
 TEST(Distributed, DestinationsOutOfRangeAreRefusedBeforeAnythingMoves) {
