@@ -32,7 +32,7 @@ fi
 # NCCL (distributed_test, the demo's --gpus) is not packed (200+ MB): the machine's own copy from
 # PyPI's nvidia-nccl package (PyTorch brings one) serves.
 nccl_lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(nvidia.nccl.__path__[0], "lib"))' 2>/dev/null || true)
-[ -n "$nccl_lib" ] && [ -d "$nccl_lib" ] && export LD_LIBRARY_PATH="$nccl_lib:$LD_LIBRARY_PATH"
+[ -n "$nccl_lib" ] && [ -d "$nccl_lib" ] && export LD_LIBRARY_PATH="$nccl_lib:${LD_LIBRARY_PATH:-}"
 export NCCL_NVLS_ENABLE=0  # NVLink multicast stays off on the lent multi-GPU machines
 
 tests=$(find "$build/tests" -maxdepth 1 -type f -name '*_test' -perm -u+x | sort)
