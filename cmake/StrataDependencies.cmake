@@ -50,8 +50,10 @@ macro(strata_find_nccl)
     execute_process(COMMAND "${Python3_EXECUTABLE}" -c "import nvidia.nccl, os; print(nvidia.nccl.__path__[0])"
                     OUTPUT_VARIABLE _strata_nccl_hint OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   endif()
-  find_path(STRATA_NCCL_INCLUDE_DIR nccl.h HINTS ${_strata_nccl_hint}/include $ENV{CUDA_PATH}/include /usr/local/cuda/include)
-  find_library(STRATA_NCCL_LIBRARY NAMES nccl libnccl.so.2 HINTS ${_strata_nccl_hint}/lib $ENV{CUDA_PATH}/lib64 /usr/local/cuda/lib64)
+  # The toolkit's NCCL first, then PyPI's: header and library from the same place.
+  find_path(STRATA_NCCL_INCLUDE_DIR nccl.h HINTS $ENV{CUDA_PATH}/include /usr/local/cuda/include ${_strata_nccl_hint}/include)
+  get_filename_component(_strata_nccl_root "${STRATA_NCCL_INCLUDE_DIR}" DIRECTORY)
+  find_library(STRATA_NCCL_LIBRARY NAMES nccl libnccl.so.2 HINTS ${_strata_nccl_root}/lib64 ${_strata_nccl_root}/lib NO_DEFAULT_PATH)
   if(STRATA_NCCL_INCLUDE_DIR AND STRATA_NCCL_LIBRARY)
     set(STRATA_NCCL_FOUND TRUE)
     if(NOT TARGET strata::nccl)
