@@ -240,6 +240,8 @@ STRATA_PARALLEL_FOR_IF(n > (1 << 16))
   template <memory_space S>
   void copy_from(const aos_vector<T, S>& o) {
     if (o.capacity_ == 0) return;
+    // A device copy lives on the source's GPU, whichever is current (as resize and to_soa do).
+    if constexpr (S == Space) device_ = o.device_;
     allocate(o.capacity_);
     copy_bytes(buf_.data(), o.buf_.data(), buf_.bytes());
     size_ = o.size_;

@@ -336,6 +336,8 @@ class soa_vector {
   template <memory_space S>
   void copy_from(const soa_vector<T, S>& o) {
     if (o.capacity_ == 0) return;
+    // A device copy lives on the source's GPU, whichever is current (as resize and to_soa do).
+    if constexpr (S == Space) device_ = o.device_;
     allocate(o.capacity_);  // same capacity, same layout: one copy of the whole allocation
     copy_bytes(buf_.data(), o.buf_.data(), buf_.bytes());
     size_ = o.size_;
