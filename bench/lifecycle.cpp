@@ -115,6 +115,12 @@ void strata_erase(benchmark::State& state) {
   timed_from(state, n * 28 * (1 + kept_fraction()), n, [&] { s.restore(); s.work.resize(std::size_t(count())); },
              [&] { (void)strata::erase_if(s.work, negative_mass{}); });
 }
+/// The same compaction writing every kept record with one store per leaf (no shared-memory staging).
+void strata_erase_scalar_stores(benchmark::State& state) {
+  strata::detail::compact_staged = false;
+  strata_erase(state);
+  strata::detail::compact_staged = true;
+}
 void zip_erase(benchmark::State& state) {
   auto& s = st();
   const double n = double(count());
@@ -203,6 +209,8 @@ const bool registered = [] {
   strata_bench::configure(benchmark::RegisterBenchmark(std::string("sort_by_key/thrust_zip").append(n).c_str(), zip_sort))->Iterations(5);
   strata_bench::configure(benchmark::RegisterBenchmark(std::string("erase_if/strata").append(n).c_str(), strata_erase))->Iterations(10);
   strata_bench::configure(benchmark::RegisterBenchmark(std::string("erase_if/thrust_zip").append(n).c_str(), zip_erase))->Iterations(10);
+  strata_bench::configure(benchmark::RegisterBenchmark(std::string("erase_if/strata_scalar_stores").append(n).c_str(), strata_erase_scalar_stores))
+      ->Iterations(10);
   for (bool random : {false, true}) {
     const std::string r = std::string("/").append(std::to_string(count())).append(random ? "/random" : "/resort");
     strata_bench::configure(benchmark::RegisterBenchmark(std::string("permute/strata").append(r).c_str(),

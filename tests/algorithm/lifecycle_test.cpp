@@ -1,5 +1,5 @@
 // Particle lifecycle against std:: algorithms on host vectors: push_back / append (host ranges and
-// containers), erase_if / copy_if (all kept, none kept, about half, alternating), permute,
+// containers), erase_if / copy_if / partition_copy (all kept, none kept, about half, alternating), permute,
 // sort_by_key (duplicate keys: stable; a bit range), sort_by; random sizes up to 1e6 and the size
 // list; a hot loop of them that reaches the driver for no memory.
 #include <strata/algorithm/compact.hpp>
@@ -67,6 +67,18 @@ void check_erase(std::size_t n, Pred pred, const char* name) {
   std::copy_if(ref.begin(), ref.end(), std::back_inserter(want_copy), pred);
   EXPECT_EQ(copied, want_copy.size());
   ASSERT_EQ(first_difference<mixed>(out.to_host(), want_copy), -1);
+
+  // partition_copy: the picked records and the others, each in order, from one pass.
+  strata::soa_vector<mixed> picked(std::vector<mixed>(3, ref.empty() ? mixed{} : ref[0])), others;
+  const std::size_t k = strata::partition_copy(src, picked, others, pred);
+  std::vector<mixed> want_rest;
+  std::remove_copy_if(ref.begin(), ref.end(), std::back_inserter(want_rest), pred);
+  EXPECT_EQ(k, want_copy.size());
+  ASSERT_EQ(picked.size(), want_copy.size());
+  ASSERT_EQ(others.size(), want_rest.size());
+  ASSERT_EQ(first_difference<mixed>(picked.to_host(), want_copy), -1) << describe_difference<mixed>(picked.to_host(), want_copy);
+  ASSERT_EQ(first_difference<mixed>(others.to_host(), want_rest), -1) << describe_difference<mixed>(others.to_host(), want_rest);
+  EXPECT_THROW(strata::partition_copy(src, src, others, pred), std::invalid_argument);
 }
 
 }  // namespace
@@ -150,6 +162,23 @@ TEST(Lifecycle, PermuteSortByKeyAndSortBy) {
 }
 
 // Nested records permute and sort as flat ones do (whole records through the gather).
+// A record with an opaque 12-byte leaf takes no packets: partition_copy runs two selections.
+struct opaque_half {
+  STRATA_HD bool operator()(const with_opaque& r) const { return (r.id & 1) == 0; }
+};
+TEST(Lifecycle, PartitionCopyWithoutPackets) {
+  STRATA_SEED_TRACE();
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(4097), std::size_t(100003)}) {
+    auto ref = random_records<with_opaque>(n, 21);
+    strata::soa_vector<with_opaque> in(ref), picked, others;
+    EXPECT_EQ(strata::partition_copy(in, picked, others, opaque_half{}), std::size_t(std::count_if(ref.begin(), ref.end(), opaque_half{})));
+    std::vector<with_opaque> want_picked, want_rest;
+    std::partition_copy(ref.begin(), ref.end(), std::back_inserter(want_picked), std::back_inserter(want_rest), opaque_half{});
+    ASSERT_EQ(first_difference<with_opaque>(picked.to_host(), want_picked), -1) << n;
+    ASSERT_EQ(first_difference<with_opaque>(others.to_host(), want_rest), -1) << n;
+  }
+}
+
 TEST(Lifecycle, NestedRecordsSortWhole) {
   STRATA_SEED_TRACE();
   auto ref = random_records<big_record>(5003);

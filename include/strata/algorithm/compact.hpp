@@ -13,7 +13,10 @@
 #include <strata/memory/device.hpp>
 #include <strata/memory/scratch.hpp>
 
+#include <array>
 #include <bit>
+#include <stdexcept>
+#include <type_traits>
 #include <cstdint>
 #include <vector>
 
@@ -44,6 +47,8 @@ struct unless {
 /// only after its packets are in registers, and writes only below the end of its own input, so
 /// compaction in place never overwrites records not yet read.
 inline constexpr int compact_threads = 256;
+/// The rest output of a compaction that drops the records it does not keep.
+struct discard {};
 struct compact_state {
   unsigned long long* status;  // per tile: 0 nothing yet, (count << 2) | 1 own count, (prefix << 2) | 2 inclusive prefix
   unsigned long long* ticket;
@@ -68,11 +73,89 @@ struct compact_tile {
     for (int k = 0; k < W; ++k)
       if (f & (1u << k)) out.store(at++, pk.lane[k]);
   }
+  /// Writes the valid lanes that are not kept into rest: the thread's first record is record
+  /// `first` of the input and `kept_before` records before it were kept, so first - kept_before
+  /// went to rest before it. Nothing for discard.
+  template <class Rest>
+  STRATA_HD static void write_rest(const Rest& rest, const packet<record>& pk, unsigned f, index_t first, index_t kept_before) {
+    if constexpr (!std::is_same_v<Rest, discard>) {
+      index_t at = first - kept_before;
+      STRATA_UNROLL
+      for (int k = 0; k < W; ++k)
+        if (k < pk.valid && !(f & (1u << k))) rest.store(at++, pk.lane[k]);
+    } else {
+      (void)rest, (void)pk, (void)f, (void)first, (void)kept_before;
+    }
+  }
+};
+
+/// Whether a tile gathers its kept records in shared memory and writes each column's run with
+/// 16-byte stores (when the output is 16-byte aligned and the tile fits the budget below); false
+/// writes every kept record with one store per leaf. Benchmarks set it to time both.
+inline bool compact_staged = true;
+
+/// A tile's kept records staged column by column in shared memory: column L holds up to
+/// compact_threads * W elements plus the room to start at the output's offset within a 16-byte
+/// unit, so each 16-byte unit of the output is one aligned shared-memory vector.
+template <class Record>
+struct compact_staging {
+  static constexpr index_t tile = index_t(compact_threads) * packet<Record>::width;
+  static constexpr std::size_t leaves = soa_layout<Record>::leaves;
+  static constexpr auto offsets = [] {
+    std::array<std::size_t, leaves + 1> off{};
+    for (std::size_t L = 0; L < leaves; ++L) {
+      const std::size_t w = soa_layout<Record>::leaf_sizes[L];
+      off[L + 1] = off[L] + align_up((std::size_t(tile) + 16 / w) * w, 16);
+    }
+    return off;
+  }();
+  static constexpr std::size_t bytes = offsets[leaves];
+  /// At most 32 KiB a block: seven blocks of 256 threads still fit an SM.
+  static constexpr bool fits = bytes <= 32768;
 };
 
 #if defined(STRATA_BACKEND_CUDA)
-template <class InPackets, class Out, class Keep>
-__global__ void __launch_bounds__(compact_threads) compact_kernel(InPackets in, Out out, Keep keep, index_t tiles, compact_state st) {
+/// Writes a tile's kept records [prefix, prefix + total) of out from shared memory: each thread
+/// puts its kept leaves at their place (offset from the tile's start, shifted by the output's
+/// offset within a 16-byte unit), then whole 16-byte units go out as one store each and the
+/// partial units at both ends element by element.
+template <class Out, class Record>
+__device__ void write_staged(const Out& out, const packet<Record>& pk, unsigned f, int offset, int total, index_t prefix,
+                             unsigned char* stage) {
+  using staging = compact_staging<Record>;
+  constexpr int W = packet<Record>::width;
+  reflect::for_each_leaf<Record>([&](auto lf) {
+    constexpr std::size_t L = decltype(lf)::value;
+    using E = reflect::leaf_type_t<Record, L>;
+    constexpr int per = int(16 / sizeof(E));
+    E* buf = reinterpret_cast<E*>(stage + staging::offsets[L]);
+    int at = int(prefix % per) + offset;
+    STRATA_UNROLL
+    for (int k = 0; k < W; ++k)
+      if (f & (1u << k)) buf[at++] = reflect::leaf<L>(pk.lane[k]);
+  });
+  __syncthreads();
+  reflect::for_each_leaf<Record>([&](auto lf) {
+    constexpr std::size_t L = decltype(lf)::value;
+    using E = reflect::leaf_type_t<Record, L>;
+    constexpr int per = int(16 / sizeof(E));
+    const E* buf = reinterpret_cast<const E*>(stage + staging::offsets[L]);
+    const int shift = int(prefix % per), end = shift + total;
+    E* col = out.template column_data<L>() + (prefix - shift);
+    for (int c = int(threadIdx.x); c * per < end; c += compact_threads) {
+      const int lo = c * per, hi = lo + per;
+      if (lo >= shift && hi <= end) {
+        *reinterpret_cast<uint4*>(col + lo) = *reinterpret_cast<const uint4*>(buf + lo);
+      } else {
+        for (int e = lo < shift ? shift : lo; e < (hi < end ? hi : end); ++e) col[e] = buf[e];
+      }
+    }
+  });
+}
+
+template <class InPackets, class Out, class Rest, class Keep>
+__global__ void __launch_bounds__(compact_threads) compact_kernel(InPackets in, Out out, Rest rest, Keep keep, index_t tiles, compact_state st,
+                                                                   bool staged) {
   using tile_fn = compact_tile<typename InPackets::reference, Out, Keep>;
   using scan = cub::BlockScan<int, compact_threads>;
   __shared__ typename scan::TempStorage temp;
@@ -122,15 +205,24 @@ __global__ void __launch_bounds__(compact_threads) compact_kernel(InPackets in, 
     }
   }
   __syncthreads();
-  if (f) tile_fn::write(out, pk, f, prefix_shared + offset);
+  using record = typename tile_fn::record;
+  if constexpr (compact_staging<record>::fits) {
+    __shared__ __align__(16) unsigned char stage[compact_staging<record>::bytes];
+    if (staged) write_staged(out, pk, f, offset, total, prefix_shared, stage);
+  }
+  if (!compact_staging<record>::fits || !staged) {
+    if (f) tile_fn::write(out, pk, f, prefix_shared + offset);
+  }
+  if (p < in.size()) tile_fn::write_rest(rest, pk, f, p * tile_fn::W, prefix_shared + offset);
 }
 #endif
 
 /// Compacts the records of `in` kept by `keep` into `out` (in place when they are the same view)
-/// through packets; returns how many it kept, or -1 where packets cannot run (not 16-byte aligned,
-/// or leaves that no vector carries).
-template <class InView, class OutView, class Keep>
-std::int64_t compact_packets(const InView& in, const OutView& out, Keep keep, stream_t stream) {
+/// through packets, and the others, in order, into `rest` unless it is discard (then out of place
+/// only); returns how many it kept, or -1 where packets cannot run (not 16-byte aligned, or leaves
+/// that no vector carries).
+template <class InView, class OutView, class Keep, class Rest = discard>
+std::int64_t compact_packets(const InView& in, const OutView& out, Keep keep, stream_t stream, const Rest& rest = {}) {
   using record = typename InView::value_type;
   if constexpr (!layout::record_descriptor<record>::all_leaves_vectorizable) {
     return -1;
@@ -145,7 +237,8 @@ std::int64_t compact_packets(const InView& in, const OutView& out, Keep keep, st
     scratch_block state(status_bytes + 256, stream);
     compact_state st{state.as<unsigned long long>(), state.as<unsigned long long>(status_bytes), state.as<unsigned long long>(status_bytes + 8)};
     cuda_check(cudaMemsetAsync(state.data(), 0, status_bytes + 16, stream), "cudaMemsetAsync (compaction)");
-    compact_kernel<<<unsigned(tiles), compact_threads, 0, stream>>>(pin, out, keep, tiles, st);
+    const bool staged = compact_staged && out.vector_aligned();
+    compact_kernel<<<unsigned(tiles), compact_threads, 0, stream>>>(pin, out, rest, keep, tiles, st, staged);
     check_launch("strata compaction");
     unsigned long long kept = 0;
     copy_bytes_async(&kept, st.kept, sizeof kept, stream);
@@ -166,7 +259,9 @@ std::int64_t compact_packets(const InView& in, const OutView& out, Keep keep, st
         if (p < pin.size()) pks[i] = pin[p].get(), fs[i] = tile_fn::flags(pks[i], keep);
       }
       for (int i = 0; i < compact_threads; ++i) {
+        const index_t p = t * compact_threads + i;
         if (fs[i]) tile_fn::write(out, pks[i], fs[i], prefix + n);
+        if (p < pin.size()) tile_fn::write_rest(rest, pks[i], fs[i], p * tile_fn::W, prefix + n);
         n += std::popcount(fs[i]);
       }
       prefix += n;
@@ -228,14 +323,45 @@ template <class T, class Pred>
 std::size_t copy_if(const soa_vector<T>& in, soa_vector<T>& out, Pred pred, stream_t stream = {}) {
   const index_t n = index_t(in.size());
   if (&in == &out) throw std::invalid_argument("strata::copy_if: in and out are the same container (use erase_if)");
+  // Checked before out changes: a refused call leaves out as it was. An out with no memory yet is
+  // allocated on in's device (the scope makes it current).
+  detail::launch_scope scope("strata::copy_if", stream, {detail::described(in.const_view(), "input"), detail::described(out.const_view(), "output")});
   out.clear();
   out.resize_for_overwrite(std::size_t(n));
   auto iv = in.const_view();
   auto ov = out.view();
-  detail::launch_scope scope("strata::copy_if", stream, {detail::described(iv, "input"), detail::described(ov, "output")});
   std::int64_t kept = n == 0 ? 0 : detail::compact_packets(iv, ov, pred, stream);
   if (kept < 0) kept = detail::select(records_begin(iv), records_begin(ov), n, pred, stream, "strata::copy_if (cub::DeviceSelect::If)");
   out.resize(std::size_t(kept));
+  return std::size_t(kept);
+}
+
+/// Copies the records of in for which pred(record) is true into selected and the others into
+/// rest, each in its original order (std::partition_copy; both are replaced and sized to what they
+/// got); returns how many went to selected. One read of in and one write of every record through
+/// packets where the containers take them, two selections otherwise. The three containers are
+/// distinct; outputs with no memory yet are allocated on in's device. Waits for the count.
+template <class T, class Pred>
+std::size_t partition_copy(const soa_vector<T>& in, soa_vector<T>& selected, soa_vector<T>& rest, Pred pred, stream_t stream = {}) {
+  if (&in == &selected || &in == &rest || &selected == &rest)
+    throw std::invalid_argument("strata::partition_copy: in, selected and rest must be three distinct containers");
+  const index_t n = index_t(in.size());
+  detail::launch_scope scope("strata::partition_copy", stream,
+                             {detail::described(in.const_view(), "input"), detail::described(selected.const_view(), "selected output"),
+                              detail::described(rest.const_view(), "rest output")});
+  selected.clear(), rest.clear();
+  selected.resize_for_overwrite(std::size_t(n));
+  rest.resize_for_overwrite(std::size_t(n));
+  auto iv = in.const_view();
+  auto sv = selected.view();
+  auto rv = rest.view();
+  std::int64_t kept = n == 0 ? 0 : detail::compact_packets(iv, sv, pred, stream, rv);
+  if (kept < 0) {
+    kept = detail::select(records_begin(iv), records_begin(sv), n, pred, stream, "strata::partition_copy (cub::DeviceSelect::If)");
+    detail::select(records_begin(iv), records_begin(rv), n, detail::unless<Pred>{pred}, stream, "strata::partition_copy (cub::DeviceSelect::If)");
+  }
+  selected.resize(std::size_t(kept));
+  rest.resize(std::size_t(n - kept));
   return std::size_t(kept);
 }
 
