@@ -11,6 +11,7 @@ cp "$build"/bench/strata_bench .carry/bench/
 cp "$build/src/strata" .carry/src/
 cp "$build/examples/particles" "$build/examples/layer_norm_example" "$build/examples/libstrata_norm.so" .carry/examples/
 [ -x "$build/bench/norm_sweep" ] && cp "$build/bench/norm_sweep" .carry/bench/
+[ -x "$build/bench/distributed_bench" ] && cp "$build/bench/distributed_bench" .carry/bench/
 for bin in .carry/tests/* .carry/bench/* .carry/src/* .carry/examples/*; do
   ldd "$bin" | awk '/benchmark|gtest/ {print $3}' | while read -r lib; do [ -f "$lib" ] && cp -L "$lib" .carry/lib/; done
 done

@@ -11,8 +11,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <iterator>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -100,6 +103,53 @@ TEST(Distributed, ScatterGatherTransformReduce) {
     }
 }
 
+/// The model of migrate: held[r] are rank r's records before; returns what each rank holds after
+/// (first the records it kept: in order when more than 1 in leave_ratio_limit left; otherwise the
+/// staying records among its last k places, k leaving, fill the places of the leaving ones below
+/// them in increasing order; then the arrivals from source rank 0, 1, ... (not r), each source's
+/// in order) and counts the records that moved.
+template <class Dest>
+std::vector<std::vector<particle>> after_migrate(const std::vector<std::vector<particle>>& held, Dest dest, std::int64_t& moved) {
+  const int ranks = int(held.size());
+  std::vector<std::vector<particle>> want(held.size());
+  moved = 0;
+  for (int r = 0; r < ranks; ++r) {
+    std::vector<particle> mine = held[std::size_t(r)];
+    const auto stays = [&](const particle& p) { return dest(p) == r; };
+    const std::size_t k = std::size_t(std::count_if(mine.begin(), mine.end(), [&](const particle& p) { return !stays(p); }));
+    if (k > 0 && std::int64_t(k) > std::int64_t(mine.size()) / dist::distributed_soa_vector<particle>::leave_ratio_limit) {
+      std::vector<particle> kept;
+      std::copy_if(mine.begin(), mine.end(), std::back_inserter(kept), stays);
+      want[std::size_t(r)] = kept;
+      continue;
+    }
+    const std::size_t keep = mine.size() - k;
+    std::vector<std::size_t> holes, fillers;
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      if (i < keep && !stays(mine[i])) holes.push_back(i);
+      if (i >= keep && stays(mine[i])) fillers.push_back(i);
+    }
+    EXPECT_EQ(holes.size(), fillers.size());
+    for (std::size_t j = 0; j < holes.size(); ++j) mine[holes[j]] = mine[fillers[j]];
+    mine.resize(keep);
+    want[std::size_t(r)] = mine;
+  }
+  for (int src = 0; src < ranks; ++src)
+    for (const auto& p : held[std::size_t(src)]) {
+      const int to = dest(p);
+      if (to != src) want[std::size_t(to)].push_back(p), ++moved;
+    }
+  return want;
+}
+
+void expect_shards(dist::distributed_soa_vector<particle>& d, const std::vector<std::vector<particle>>& want) {
+  for (int r = 0; r < int(want.size()); ++r) {
+    const auto got = d.shard(r).to_host();
+    ASSERT_EQ(got.size(), want[std::size_t(r)].size()) << "rank " << r;
+    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_TRUE(same(got[i], want[std::size_t(r)][i])) << "rank " << r << " record " << i;
+  }
+}
+
 TEST(Distributed, MigrateSendsEveryRecordToItsRank) {
   STRATA_SEED_TRACE();
   for (int ranks : rank_counts())
@@ -107,34 +157,70 @@ TEST(Distributed, MigrateSendsEveryRecordToItsRank) {
       SCOPED_TRACE(std::to_string(ranks) + " ranks, n = " + std::to_string(n));
       auto comm = dist::communicator::local(ranks);
       dist::distributed_soa_vector<particle> d(comm);
-      const auto host = strata_test::random_records<particle>(n, 9);
+      auto host = strata_test::random_records<particle>(n, 9);
+      for (auto& p : host) p.x = std::fmod(std::abs(p.x), 2.0f) - 1.0f, p.vx = std::fmod(p.vx, 0.05f);  // in the box, slow
       d.scatter(host);
-      // The model: after migrate, rank r holds the records whose slab is r, from source rank 0, 1,
-      // ... in order, each source's records in their sorted-by-destination (stable) order.
-      std::vector<std::vector<particle>> want(static_cast<std::size_t>(ranks));
+      std::vector<std::vector<particle>> held(static_cast<std::size_t>(ranks));
+      for (int r = 0; r < ranks; ++r)
+        held[std::size_t(r)].assign(host.begin() + std::ptrdiff_t(n * std::size_t(r) / std::size_t(ranks)),
+                                    host.begin() + std::ptrdiff_t(n * std::size_t(r + 1) / std::size_t(ranks)));
+      // Scattered records: most leave (the streaming split).
       std::int64_t expect_moved = 0;
-      for (int src = 0; src < ranks; ++src) {
-        const std::size_t lo = n * std::size_t(src) / std::size_t(ranks), hi = n * std::size_t(src + 1) / std::size_t(ranks);
-        for (std::size_t i = lo; i < hi; ++i) {
-          const int to = slab_of{ranks}(host[i]);
-          want[std::size_t(to)].push_back(host[i]);
-          expect_moved += to != src;
-        }
-      }
+      auto want = after_migrate(held, slab_of{ranks}, expect_moved);
       const auto moved = d.migrate(slab_of{ranks});
       EXPECT_EQ(moved.sent, expect_moved);
       EXPECT_EQ(moved.received, expect_moved);
       EXPECT_EQ(d.size(), std::int64_t(n)) << "no record lost or duplicated";
-      for (int r = 0; r < ranks; ++r) {
-        const auto got = d.shard(r).to_host();
-        ASSERT_EQ(got.size(), want[std::size_t(r)].size()) << "rank " << r;
-        for (std::size_t i = 0; i < got.size(); ++i) ASSERT_TRUE(same(got[i], want[std::size_t(r)][i])) << "rank " << r << " record " << i;
-      }
+      expect_shards(d, want);
       // A second migrate with nothing to move leaves every shard as it is.
       const auto again = d.migrate(slab_of{ranks});
       EXPECT_EQ(again.sent, 0);
-      for (int r = 0; r < ranks; ++r) EXPECT_EQ(d.shard(r).size(), want[std::size_t(r)].size());
+      expect_shards(d, want);
+      // A small drift: few cross a face (gather and fill the holes).
+      d.transform(drift{0.5f});
+      for (int r = 0; r < ranks; ++r) held[std::size_t(r)] = d.shard(r).to_host();
+      want = after_migrate(held, slab_of{ranks}, expect_moved);
+      EXPECT_EQ(d.migrate(slab_of{ranks}).sent, expect_moved);
+      if (ranks > 1 && n > 4000) EXPECT_GT(expect_moved, 0);
+      expect_shards(d, want);
+      EXPECT_EQ(d.size(), std::int64_t(n));
     }
+}
+
+/// Ranks as intervals of a record's fractional key shifted by `phase`: raising the phase by d moves
+/// a fraction d * ranks of every rank's records to the next rank (the benchmark's pattern).
+struct ring_of {
+  int ranks;
+  float phase;
+  STRATA_HD int operator()(const particle& p) const {
+    float w = p.vx - floorf(p.vx) + phase;
+    w -= floorf(w);
+    const int r = int(w * float(ranks));
+    return r < 0 ? 0 : r >= ranks ? ranks - 1 : r;
+  }
+};
+
+TEST(Distributed, RepeatedMigrationsKeepEveryRecordOnce) {
+  STRATA_SEED_TRACE();
+  for (int ranks : rank_counts()) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    auto comm = dist::communicator::local(ranks);
+    dist::distributed_soa_vector<particle> d(comm);
+    auto host = strata_test::random_records<particle>(50021, 6);
+    d.scatter(host);
+    auto bytes_less = [](const particle& a, const particle& b) { return std::memcmp(&a, &b, sizeof a) < 0; };
+    std::sort(host.begin(), host.end(), bytes_less);
+    for (int round = 0; round < 6; ++round) {
+      const ring_of dest{ranks, 0.1f / float(ranks) * float(round)};
+      d.migrate(dest);
+      for (int r = 0; r < ranks; ++r)
+        for (const auto& p : d.shard(r).to_host()) ASSERT_EQ(dest(p), r) << "round " << round;
+      auto all = d.gather();
+      std::sort(all.begin(), all.end(), bytes_less);
+      ASSERT_EQ(all.size(), host.size());
+      ASSERT_EQ(std::memcmp(all.data(), host.data(), host.size() * sizeof(particle)), 0) << "round " << round;
+    }
+  }
 }
 
 TEST(Distributed, HaloExchangeCopiesRecordsNearAFaceToTheNeighbour) {
@@ -189,6 +275,9 @@ TEST(Distributed, DestinationsOutOfRangeAreRefusedBeforeAnythingMoves) {
     EXPECT_NE(std::string(e.what()).find("ranks are 0 to " + std::to_string(ranks - 1)), std::string::npos) << e.what();
   }
   EXPECT_EQ(d.size(), 1000) << "every record is still there";
+  const auto back = d.gather();
+  ASSERT_EQ(back.size(), host.size());
+  for (std::size_t i = 0; i < host.size(); ++i) ASSERT_TRUE(same(back[i], host[i])) << "record " << i << " moved or changed";
 }
 
 #if !defined(STRATA_BACKEND_CUDA)
