@@ -24,7 +24,14 @@ namespace nb = nanobind;
 
 namespace {
 
-using array = nb::ndarray<>;
+using array = nb::ndarray<>;          // written: outputs
+using input = nb::ndarray<nb::ro>;    // only read: read-only arrays (np.frombuffer, memory maps) too
+
+/// An array's data pointer, writable or not (strata's entry points take const where they read).
+template <class A>
+void* data_of(const A& a) {
+  return const_cast<void*>(static_cast<const void*>(a.data()));
+}
 
 #if defined(STRATA_BACKEND_CUDA)
 constexpr int memory_device = nb::device::cuda::value;
@@ -43,7 +50,8 @@ std::string dtype_name(nb::dlpack::dtype t) {
   return base + std::to_string(int(t.bits));
 }
 
-void check_memory(const array& a, const char* what) {
+template <class A>
+void check_memory(const A& a, const char* what) {
   if (a.device_type() != memory_device)
     throw strata::memory_space_error(std::string("strata: ") + what + " is not in " + memory_name +
                                      " memory; this module was built for strata's " +
@@ -55,8 +63,8 @@ void check_memory(const array& a, const char* what) {
 }
 
 /// A 2-D array with unit column stride as a matrix_view of rows someone else owns.
-template <class T>
-strata::matrix_view<T> rows_of(const array& a, const char* what) {
+template <class T, class A>
+strata::matrix_view<T> rows_of(const A& a, const char* what) {
   check_memory(a, what);
   if (a.ndim() != 2) throw strata::size_error(std::string("strata: ") + what + " has " + std::to_string(a.ndim()) + " dimensions; rows need 2");
   const auto rows = strata::index_t(a.shape(0)), cols = strata::index_t(a.shape(1));
@@ -64,21 +72,21 @@ strata::matrix_view<T> rows_of(const array& a, const char* what) {
     throw strata::size_error(std::string("strata: ") + what + " has column stride " + std::to_string(a.stride(1)) +
                              "; rows must be contiguous");
   const strata::index_t pitch = rows > 1 ? strata::index_t(a.stride(0)) : cols;
-  return strata::make_matrix_view<T>(static_cast<T*>(a.data()), rows, cols, pitch);
+  return strata::make_matrix_view<T>(static_cast<T*>(data_of(a)), rows, cols, pitch);
 }
 
 template <class T>
-cuda::std::span<const T> vector_of(const std::optional<array>& a, const char* what) {
+cuda::std::span<const T> vector_of(const std::optional<input>& a, const char* what) {
   if (!a) return {};
   check_memory(*a, what);
   if (a->ndim() != 1 || (a->shape(0) > 1 && a->stride(0) != 1))
     throw strata::size_error(std::string("strata: ") + what + " must be a contiguous 1-D array");
-  return {static_cast<const T*>(a->data()), std::size_t(a->shape(0))};
+  return {static_cast<const T*>(data_of(*a)), std::size_t(a->shape(0))};
 }
 
 template <class T>
-std::string normalize_as(bool rms, const array& x, const array& y, const std::optional<array>& gamma,
-                         const std::optional<array>& beta, float eps, std::uintptr_t stream) {
+std::string normalize_as(bool rms, const input& x, const array& y, const std::optional<input>& gamma,
+                         const std::optional<input>& beta, float eps, std::uintptr_t stream) {
   const auto xv = rows_of<const T>(x, "x");
   const auto yv = rows_of<T>(y, "out");
   const auto g = vector_of<T>(gamma, "weight");
@@ -87,12 +95,15 @@ std::string normalize_as(bool rms, const array& x, const array& y, const std::op
   return p == strata::path::vectorized ? "vectorized" : "scalar";
 }
 
-std::string normalize(bool rms, const array& x, const array& y, const std::optional<array>& gamma,
-                      const std::optional<array>& beta, float eps, std::uintptr_t stream) {
+std::string normalize(bool rms, const input& x, const array& y, const std::optional<input>& gamma,
+                      const std::optional<input>& beta, float eps, std::uintptr_t stream) {
   const auto t = x.dtype();
-  for (const array* o : {&y, gamma ? &*gamma : nullptr, beta ? &*beta : nullptr})
-    if (o && o->dtype() != t)
-      throw strata::type_error("strata: normalization operands differ in dtype: x is " + dtype_name(t) + ", another is " + dtype_name(o->dtype()));
+  std::vector<nb::dlpack::dtype> others{y.dtype()};
+  if (gamma) others.push_back(gamma->dtype());
+  if (beta) others.push_back(beta->dtype());
+  for (const auto& o : others)
+    if (o != t)
+      throw strata::type_error("strata: normalization operands differ in dtype: x is " + dtype_name(t) + ", another is " + dtype_name(o));
   if (t == nb::dtype<float>()) return normalize_as<float>(rms, x, y, gamma, beta, eps, stream);
   if (t.code == uint8_t(nb::dlpack::dtype_code::Float) && t.bits == 16) return normalize_as<strata::half>(rms, x, y, gamma, beta, eps, stream);
   if (t.code == uint8_t(nb::dlpack::dtype_code::Bfloat) && t.bits == 16)
@@ -110,7 +121,8 @@ std::vector<strata::runtime_field> fields_of(const field_list& f) {
 
 /// The records' bytes: a contiguous array of n * stride bytes (any dtype; a structured NumPy array
 /// or a uint8 tensor).
-void* record_bytes(const array& a, std::size_t n, std::size_t stride, const char* what) {
+template <class A>
+void* record_bytes(const A& a, std::size_t n, std::size_t stride, const char* what) {
   check_memory(a, what);
   std::size_t items = 1;
   for (std::size_t d = 0; d < a.ndim(); ++d) items *= a.shape(d);
@@ -118,10 +130,11 @@ void* record_bytes(const array& a, std::size_t n, std::size_t stride, const char
   if (bytes != n * stride)
     throw strata::size_error(std::string("strata: ") + what + " holds " + std::to_string(bytes) + " bytes; " + std::to_string(n) +
                              " records of " + std::to_string(stride) + " bytes need " + std::to_string(n * stride));
-  return a.data();
+  return data_of(a);
 }
 
-std::vector<void*> column_pointers(const std::vector<array>& cols, const field_list& f, std::size_t n) {
+template <class A>
+std::vector<void*> column_pointers(const std::vector<A>& cols, const field_list& f, std::size_t n) {
   if (cols.size() != f.size())
     throw strata::size_error("strata: " + std::to_string(cols.size()) + " columns for " + std::to_string(f.size()) + " fields");
   std::vector<void*> p;
@@ -130,7 +143,7 @@ std::vector<void*> column_pointers(const std::vector<array>& cols, const field_l
     if (cols[k].ndim() != 1 || cols[k].shape(0) != n || cols[k].itemsize() != f[k].second || (n > 1 && cols[k].stride(0) != 1))
       throw strata::size_error("strata: column " + std::to_string(k) + " must be contiguous, 1-D, " + std::to_string(n) +
                                " elements of " + std::to_string(f[k].second) + " bytes");
-    p.push_back(cols[k].data());
+    p.push_back(data_of(cols[k]));
   }
   return p;
 }
@@ -146,7 +159,7 @@ NB_MODULE(_strata, m) {
 #endif
   m.def(
       "normalize",
-      [](bool rms, const array& x, const array& y, std::optional<array> weight, std::optional<array> bias, float eps,
+      [](bool rms, const input& x, const array& y, std::optional<input> weight, std::optional<input> bias, float eps,
          std::uintptr_t stream) {
         nb::gil_scoped_release release;
         return normalize(rms, x, y, weight, bias, eps, stream);
@@ -155,7 +168,7 @@ NB_MODULE(_strata, m) {
       nb::arg("stream") = 0, "Layer (rms=False) or RMS normalization of x's rows into out; returns the path taken.");
   m.def(
       "aos_to_soa",
-      [](const array& records, std::size_t n, std::size_t stride, const field_list& fields, const std::vector<array>& columns,
+      [](const input& records, std::size_t n, std::size_t stride, const field_list& fields, const std::vector<array>& columns,
          std::uintptr_t stream) {
         const void* src = record_bytes(records, n, stride, "the records");
         auto cols = column_pointers(columns, fields, n);
@@ -166,7 +179,7 @@ NB_MODULE(_strata, m) {
       nb::arg("records"), nb::arg("n"), nb::arg("stride"), nb::arg("fields"), nb::arg("columns"), nb::arg("stream") = 0);
   m.def(
       "soa_to_aos",
-      [](const std::vector<array>& columns, const field_list& fields, std::size_t n, const array& records, std::size_t stride,
+      [](const std::vector<input>& columns, const field_list& fields, std::size_t n, const array& records, std::size_t stride,
          std::uintptr_t stream) {
         void* dst = record_bytes(records, n, stride, "the records");
         auto cols = column_pointers(columns, fields, n);

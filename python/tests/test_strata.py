@@ -159,6 +159,29 @@ def test_to_soa_and_back(dtype, n):
         assert (raw[:, ~covered] == 0).all(), "bytes outside every field are zero"
 
 
+def test_read_only_inputs_are_accepted():
+    """Records from np.frombuffer or a read-only memory map, and read-only rows to normalize: strata
+    only reads them."""
+    a = random_records(PARTICLE, 1000, 77)
+    ro = np.frombuffer(a.tobytes(), dtype=PARTICLE)
+    assert not ro.flags.writeable
+    if strata.backend == "host":
+        cols = strata.to_soa(ro)
+        for name, _, _ in strata.leaves(PARTICLE):
+            np.testing.assert_array_equal(cols[name], field(a, name), err_msg=name)
+            cols[name].flags.writeable = False
+        back = strata.to_aos(cols, PARTICLE)
+        for name, _, _ in strata.leaves(PARTICLE):
+            np.testing.assert_array_equal(field(back, name), field(a, name), err_msg=name)
+        x = rng(5).standard_normal((4, 300)).astype(np.float32)
+        x.flags.writeable = False
+        assert relative_error(strata.layer_norm(x), reference(x, None, None, 1e-5, False)) < 1e-5
+    else:
+        cols = strata.to_soa(ro)  # host records on the CUDA build go to the GPU first
+        for name, _, _ in strata.leaves(PARTICLE):
+            np.testing.assert_array_equal(to_numpy(cols[name]), field(a, name), err_msg=name)
+
+
 def test_conversion_refusals():
     with pytest.raises(ValueError, match="structured dtype"):
         strata.leaves(np.float32)

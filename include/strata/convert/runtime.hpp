@@ -2,9 +2,10 @@
 // arguments (what a NumPy structured dtype or a file format's header gives), not a C++ type.
 //
 // Each block takes a tile of whole records. To SoA: the tile's bytes are staged in shared memory
-// with the widest accesses the AoS pointer and record stride allow, then thread t writes record t's
-// fields to their columns (consecutive threads, consecutive elements). To AoS: the reverse, with
-// the record's bytes that no field covers written as zero. The host backend runs the same two
+// with the widest accesses the AoS pointer and record stride allow, then thread t writes records
+// t, t + 256, ... field by field to their columns (consecutive threads, consecutive elements). To
+// AoS: the reverse; when some bytes of a record belong to no field, the tile is zeroed first with
+// 16-byte stores, so they are written as zero. The host backend runs the same two
 // phases per tile, with the tile's shared memory in a buffer of its own.
 #pragma once
 
@@ -43,13 +44,21 @@ struct runtime_layout {
   std::uint32_t count;
   std::uint32_t stride;
   std::uint32_t tile;  // records per tile
+  bool gaps;           // some byte of a record belongs to no field (written as zero to AoS)
 };
 
-/// Records per tile: whole records filling about 24 KiB, a multiple of 32 from 32 to 256 (one
-/// thread per record of the tile).
-inline std::uint32_t runtime_tile_records(std::size_t stride) {
-  const std::size_t r = (std::size_t(24) << 10) / stride / 32 * 32;
-  return std::uint32_t(std::clamp<std::size_t>(r, 32, 256));
+/// The most records a tile may hold: to SoA 256 (one per thread: the tile arrives in 16-byte loads
+/// and leaves field by field), to AoS 1024 (fields arrive per thread, several records each, while
+/// the tile leaves in 16-byte stores); the faster of the caps timed on the H200 for each direction
+/// (bench/convert.cpp's runtime_tile rows). Nonzero: that cap for both (benchmarks time others).
+inline std::uint32_t runtime_tile_cap = 0;
+/// Records per tile: whole records filling about 24 KiB (a block's accesses in flight) up to the
+/// cap, a multiple of the block's 256 threads where at least 256 fit, so that every thread handles
+/// as many records; otherwise a multiple of 32, at least 32.
+inline std::uint32_t runtime_tile_records(std::size_t stride, bool to_soa) {
+  const std::size_t cap = runtime_tile_cap ? runtime_tile_cap : to_soa ? 256 : 1024;
+  const std::size_t fit = std::min<std::size_t>((std::size_t(24) << 10) / stride, cap);
+  return std::uint32_t(fit >= 256 ? fit / 256 * 256 : std::max<std::size_t>(fit / 32 * 32, 32));
 }
 
 template <class W>
@@ -101,10 +110,10 @@ STRATA_HD inline void runtime_record_to_columns(const runtime_layout& L, const s
     }
   }
 }
-/// Phase 1 to AoS: record t's bytes assembled in the tile from its columns, gaps zeroed.
+/// Phase 1 to AoS: record t's fields placed in the tile from their columns (the tile's gaps are
+/// zeroed before, when the record has any).
 STRATA_HD inline void runtime_columns_to_record(const runtime_layout& L, std::byte* sm, index_t first, std::uint32_t t) {
   std::byte* rec = sm + std::size_t(t) * L.stride;
-  for (std::uint32_t i = 0; i < L.stride; ++i) rec[i] = std::byte{0};
   for (std::uint32_t k = 0; k < L.count; ++k) {
     const std::byte* src = L.column[k] + std::size_t(first + index_t(t)) * L.size[k];
     std::byte* dst = rec + L.offset[k];
@@ -125,7 +134,7 @@ STRATA_HD inline void runtime_columns_to_record(const runtime_layout& L, std::by
 /// Checks shared by both directions; fills the layout and returns the widest access (16, 8, 4, 2
 /// or 1 bytes) that every tile's start on the AoS side allows.
 inline std::size_t runtime_prepare(const char* op, runtime_layout& L, const void* aos, std::size_t stride, index_t n,
-                                   cuda::std::span<const runtime_field> fields, const void* const* columns) {
+                                   cuda::std::span<const runtime_field> fields, const void* const* columns, bool to_soa) {
   const std::string where = std::string("strata: ") + op + ": ";
   if (n < 0) throw size_error(where + "negative record count " + std::to_string(n));
   if (fields.empty() || fields.size() > max_runtime_fields)
@@ -134,8 +143,9 @@ inline std::size_t runtime_prepare(const char* op, runtime_layout& L, const void
     throw size_error(where + "records of " + std::to_string(stride) + " bytes; 1 to " + std::to_string(max_runtime_stride) + " are supported");
   if (n > 0 && aos == nullptr) throw size_error(where + "null AoS pointer with " + std::to_string(n) + " records");
   L.count = std::uint32_t(fields.size());
+  std::vector<bool> covered(stride, false);
   L.stride = std::uint32_t(stride);
-  L.tile = runtime_tile_records(stride);
+  L.tile = runtime_tile_records(stride, to_soa);
   for (std::size_t k = 0; k < fields.size(); ++k) {
     const auto& f = fields[k];
     const std::string name = "field " + std::to_string(k) + " (offset " + std::to_string(f.offset) + ", " + std::to_string(f.size) + " bytes)";
@@ -149,7 +159,9 @@ inline std::size_t runtime_prepare(const char* op, runtime_layout& L, const void
     L.size[k] = std::uint32_t(f.size);
     L.aligned[k] = stride % f.size == 0 && f.offset % f.size == 0;  // staged tiles start 16-byte aligned
     L.column[k] = static_cast<std::byte*>(const_cast<void*>(columns[k]));
+    for (std::size_t b = f.offset; b < f.offset + f.size; ++b) covered[b] = true;
   }
+  L.gaps = std::find(covered.begin(), covered.end(), false) != covered.end();
   std::size_t word = 16;
   while (word > 1 && (reinterpret_cast<std::uintptr_t>(aos) % word != 0 || (std::size_t(L.tile) * stride) % word != 0)) word /= 2;
   return word;
@@ -181,6 +193,12 @@ __global__ void __launch_bounds__(256) runtime_to_aos_kernel(std::byte* aos, ind
   std::byte* sm = reinterpret_cast<std::byte*>(runtime_shared);
   const index_t first = index_t(blockIdx.x) * L.tile;
   const std::uint32_t m = std::uint32_t(n - first < index_t(L.tile) ? n - first : index_t(L.tile));
+  if (L.gaps) {
+    // The tile is a multiple of 16 bytes (32 records at least): zeroed with 16-byte stores.
+    const std::uint32_t words = std::uint32_t(std::size_t(L.tile) * L.stride / 16);
+    for (std::uint32_t i = threadIdx.x; i < words; i += blockDim.x) runtime_shared[i] = make_uint4(0, 0, 0, 0);
+    __syncthreads();
+  }
   for (std::uint32_t t = threadIdx.x; t < m; t += blockDim.x) runtime_columns_to_record(L, sm, first, t);
   __syncthreads();
   runtime_stage<W>(aos + std::size_t(first) * L.stride, sm, std::size_t(m) * L.stride);
@@ -250,7 +268,7 @@ void runtime_emulate_tiles(index_t n, const runtime_layout& L, Phase&& phase) {
 inline void aos_to_soa(const void* aos, std::size_t stride, index_t n, cuda::std::span<const runtime_field> fields,
                        void* const* columns, stream_t stream = {}) {
   detail::runtime_layout L{};
-  const std::size_t word = detail::runtime_prepare("aos_to_soa (runtime fields)", L, aos, stride, n, fields, columns);
+  const std::size_t word = detail::runtime_prepare("aos_to_soa (runtime fields)", L, aos, stride, n, fields, columns, true);
   if (n == 0) return;
   const auto* src = static_cast<const std::byte*>(aos);
 #if defined(STRATA_BACKEND_CUDA)
@@ -270,7 +288,7 @@ inline void aos_to_soa(const void* aos, std::size_t stride, index_t n, cuda::std
 inline void soa_to_aos(const void* const* columns, cuda::std::span<const runtime_field> fields, index_t n, void* aos,
                        std::size_t stride, stream_t stream = {}) {
   detail::runtime_layout L{};
-  const std::size_t word = detail::runtime_prepare("soa_to_aos (runtime fields)", L, aos, stride, n, fields, columns);
+  const std::size_t word = detail::runtime_prepare("soa_to_aos (runtime fields)", L, aos, stride, n, fields, columns, false);
   if (n == 0) return;
   auto* dst = static_cast<std::byte*>(aos);
 #if defined(STRATA_BACKEND_CUDA)
@@ -279,6 +297,7 @@ inline void soa_to_aos(const void* const* columns, cuda::std::span<const runtime
 #else
   (void)word, (void)stream;
   detail::runtime_emulate_tiles(n, L, [&](std::byte* sm, index_t first, std::uint32_t m) {
+    if (L.gaps) std::memset(sm, 0, std::size_t(L.tile) * L.stride);
     for (std::uint32_t t = 0; t < m; ++t) detail::runtime_columns_to_record(L, sm, first, t);
     std::memcpy(dst + std::size_t(first) * L.stride, sm, std::size_t(m) * L.stride);
   });
