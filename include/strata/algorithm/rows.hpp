@@ -161,13 +161,24 @@ struct packed {
     const index_t left = cols - (index_t(first) + index_t(k) * step) * width;
     return left <= 0 ? 0 : left >= width ? width : int(left);
   }
-  /// Loads every unit that starts inside the row (the others are left as they were).
+  /// Loads every unit that starts inside the row (the others are left as they were). The units
+  /// that move whole are loaded first, each a predicated 16-byte access with nothing between them,
+  /// so all are in flight at once; a partial last unit follows element by element.
   STRATA_HD void load(const T* row, index_t cols, int first, int step, bool whole_tail) {
     STRATA_UNROLL
     for (int k = 0; k < VPT; ++k) {
       const index_t j = index_t(first) + index_t(k) * step;
       if constexpr (Exact) w[k] = vec::load<A>(row + j * width);
-      else if (j * width < cols) w[k] = load_unit<T, A>(row, cols, j, whole_tail);
+      else if (j * width + width <= cols || (whole_tail && j * width < cols)) w[k] = vec::load<A>(row + j * width);
+    }
+    if constexpr (!Exact) {
+      if (!whole_tail) {
+        STRATA_UNROLL
+        for (int k = 0; k < VPT; ++k) {
+          const index_t j = index_t(first) + index_t(k) * step, left = cols - j * width;
+          if (left > 0 && left < width) w[k] = load_unit<T, A>(row, cols, j, false);
+        }
+      }
     }
   }
   /// Unit k as floats, elements past the row's end as 0.
