@@ -46,7 +46,7 @@ TEST(RuntimeConvert, EveryLayoutAndSizeAgainstAHostReference) {
   STRATA_SEED_TRACE();
   for (const auto& c : cases())
     for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(31), std::size_t(32), std::size_t(33), std::size_t(257),
-                          std::size_t(1000), std::size_t(99991)}) {
+                          std::size_t(1000), std::size_t(99991), std::size_t(1000003)}) {
       SCOPED_TRACE(std::string(c.name) + " n = " + std::to_string(n));
       const auto host = random_bytes(n * c.stride, n * 31 + c.stride);
       strata::buffer aos(std::max<std::size_t>(1, n * c.stride), strata::memory_space::device);
