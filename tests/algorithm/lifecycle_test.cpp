@@ -14,6 +14,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
+#include <iterator>
 #include <numeric>
 
 using namespace strata_test;
@@ -162,6 +164,42 @@ TEST(Lifecycle, PermuteSortByKeyAndSortBy) {
 }
 
 // Nested records permute and sort as flat ones do (whole records through the gather).
+// Compaction over records of other leaf sizes and packet widths: 2-, 4- and 16-record packets, a
+// 16-byte vector leaf, and records whose tile outgrows the shared-memory staging (written with one
+// store per leaf). The predicate reads the low bit of the first leaf's first byte.
+struct low_bit_of_first_leaf {
+  template <class R>
+  STRATA_HD bool operator()(const R& r) const {
+    unsigned char b;
+    std::memcpy(&b, &strata::reflect::leaf<0>(r), 1);
+    return (b & 1) != 0;
+  }
+};
+template <class T>
+class CompactionRecords : public ::testing::Test {};
+using compaction_records = ::testing::Types<two_floats, three_bytes, eight_floats, floats_then_vec4, cell_record, big_record>;
+TYPED_TEST_SUITE(CompactionRecords, compaction_records);
+TYPED_TEST(CompactionRecords, EraseCopyAndPartitionMatchStd) {
+  STRATA_SEED_TRACE();
+  using T = TypeParam;
+  const low_bit_of_first_leaf pick{};
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(4097), std::size_t(strata_test::under_sanitizer() ? 30011 : 300007)}) {
+    SCOPED_TRACE(n);
+    auto ref = random_records<T>(n, 31);
+    std::vector<T> want_kept, want_rest;
+    std::partition_copy(ref.begin(), ref.end(), std::back_inserter(want_kept), std::back_inserter(want_rest), pick);
+    strata::soa_vector<T> v(ref), kept, rest;
+    EXPECT_EQ(strata::erase_if(v, pick), want_kept.size());
+    ASSERT_EQ(first_difference<T>(v.to_host(), want_rest), -1) << describe_difference<T>(v.to_host(), want_rest);
+    const strata::soa_vector<T> in(ref);
+    EXPECT_EQ(strata::copy_if(in, kept, pick), want_kept.size());
+    ASSERT_EQ(first_difference<T>(kept.to_host(), want_kept), -1);
+    EXPECT_EQ(strata::partition_copy(in, kept, rest, pick), want_kept.size());
+    ASSERT_EQ(first_difference<T>(kept.to_host(), want_kept), -1);
+    ASSERT_EQ(first_difference<T>(rest.to_host(), want_rest), -1);
+  }
+}
+
 // A record with an opaque 12-byte leaf takes no packets: partition_copy runs two selections.
 struct opaque_half {
   STRATA_HD bool operator()(const with_opaque& r) const { return (r.id & 1) == 0; }
