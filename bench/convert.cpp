@@ -166,25 +166,27 @@ STRATA_BENCHMARK(naive_to_soa<nested_particle>, "aos_to_soa/naive" + n26 + "/nes
 STRATA_BENCHMARK(strata_soa_to_aos<nested_particle>, "soa_to_aos/strata" + n26 + "/nested");
 STRATA_BENCHMARK(naive_to_aos<nested_particle>, "soa_to_aos/naive" + n26 + "/nested");
 // The runtime kernels with each tile cap (the defaults are the faster per direction).
-template <class T, bool ToSoa, std::uint32_t Cap>
-void runtime_with_cap(benchmark::State& state) {
-  strata::detail::runtime_tile_cap = Cap;
+template <class T, bool ToSoa>
+void runtime_with_cap(benchmark::State& state, std::uint32_t cap) {
+  strata::detail::runtime_tile_cap = cap;
   if constexpr (ToSoa) runtime_aos_to_soa<T>(state);
   else runtime_soa_to_aos<T>(state);
   strata::detail::runtime_tile_cap = 0;
 }
-STRATA_BENCHMARK((runtime_with_cap<particle, true, 256>), "aos_to_soa/runtime_tile256" + n26 + "/particle");
-STRATA_BENCHMARK((runtime_with_cap<particle, true, 512>), "aos_to_soa/runtime_tile512" + n26 + "/particle");
-STRATA_BENCHMARK((runtime_with_cap<particle, true, 1024>), "aos_to_soa/runtime_tile1024" + n26 + "/particle");
-STRATA_BENCHMARK((runtime_with_cap<particle, false, 256>), "soa_to_aos/runtime_tile256" + n26 + "/particle");
-STRATA_BENCHMARK((runtime_with_cap<particle, false, 512>), "soa_to_aos/runtime_tile512" + n26 + "/particle");
-STRATA_BENCHMARK((runtime_with_cap<particle, false, 1024>), "soa_to_aos/runtime_tile1024" + n26 + "/particle");
-STRATA_BENCHMARK((runtime_with_cap<mixed_convert, true, 256>), "aos_to_soa/runtime_tile256" + n26 + "/mixed");
-STRATA_BENCHMARK((runtime_with_cap<mixed_convert, true, 512>), "aos_to_soa/runtime_tile512" + n26 + "/mixed");
-STRATA_BENCHMARK((runtime_with_cap<mixed_convert, true, 1024>), "aos_to_soa/runtime_tile1024" + n26 + "/mixed");
-STRATA_BENCHMARK((runtime_with_cap<mixed_convert, false, 256>), "soa_to_aos/runtime_tile256" + n26 + "/mixed");
-STRATA_BENCHMARK((runtime_with_cap<mixed_convert, false, 512>), "soa_to_aos/runtime_tile512" + n26 + "/mixed");
-STRATA_BENCHMARK((runtime_with_cap<mixed_convert, false, 1024>), "soa_to_aos/runtime_tile1024" + n26 + "/mixed");
+template <class T, bool ToSoa>
+void register_tile_caps(const char* direction, const char* record) {
+  for (std::uint32_t cap : {256u, 512u, 1024u})
+    strata_bench::configure(benchmark::RegisterBenchmark(
+        (std::string(direction) + "/runtime_tile" + std::to_string(cap) + n26 + "/" + record).c_str(),
+        [=](benchmark::State& st) { runtime_with_cap<T, ToSoa>(st, cap); }));
+}
+const bool tile_caps_registered = [] {
+  register_tile_caps<particle, true>("aos_to_soa", "particle");
+  register_tile_caps<particle, false>("soa_to_aos", "particle");
+  register_tile_caps<mixed_convert, true>("aos_to_soa", "mixed");
+  register_tile_caps<mixed_convert, false>("soa_to_aos", "mixed");
+  return true;
+}();
 STRATA_BENCHMARK(runtime_aos_to_soa<particle>, "aos_to_soa/runtime" + n26 + "/particle");
 STRATA_BENCHMARK(runtime_soa_to_aos<particle>, "soa_to_aos/runtime" + n26 + "/particle");
 STRATA_BENCHMARK(runtime_aos_to_soa<mixed_convert>, "aos_to_soa/runtime" + n26 + "/mixed");

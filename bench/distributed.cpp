@@ -10,7 +10,7 @@
 // stand-in transport (small N) so that CI compiles and exercises it.
 #include <strata/distributed/distributed_vector.hpp>
 
-#include "particles/particles.hpp"
+#include "particles/distributed.hpp"  // the demo's particle, step and slabs
 
 #include <algorithm>
 #include <chrono>
@@ -67,13 +67,6 @@ struct ring_of {
     w = w - floorf(w) + phase;
     w -= floorf(w);
     const int r = int(w * float(ranks));
-    return r < 0 ? 0 : r >= ranks ? ranks - 1 : r;
-  }
-};
-struct slab_of_x {
-  int ranks;
-  STRATA_HD int operator()(const particle& p) const {
-    const int r = int((p.x + 1.0f) * 0.5f * float(ranks));
     return r < 0 ? 0 : r >= ranks ? ranks - 1 : r;
   }
 };
@@ -146,7 +139,7 @@ scaling_row bench_scaling(int gpus, std::size_t n, int steps) {
   auto comm = dist::communicator::local(gpus);
   dist::distributed_soa_vector<particle> d(comm);
   d.scatter(make(n * std::size_t(gpus)));
-  d.migrate(slab_of_x{gpus});
+  d.migrate(strata_examples::slab_of_x{gpus});
   const strata_examples::kick_drift f{1e-3f, 1e-3f};
   const strata_examples::total_energy energy{1.0f};
   auto run = [&](bool migrate) {
@@ -154,7 +147,7 @@ scaling_row bench_scaling(int gpus, std::size_t n, int steps) {
     const double t0 = wall();
     for (int s = 0; s < steps; ++s) {
       d.transform(f);
-      if (migrate) moved += double(d.migrate(slab_of_x{gpus}).sent);
+      if (migrate) moved += double(d.migrate(strata_examples::slab_of_x{gpus}).sent);
       if ((s + 1) % 10 == 0) (void)d.transform_reduce_sum<double>(energy);
     }
     comm.synchronize_all();
