@@ -62,7 +62,10 @@ if ! skip sanitize; then
         skip_cases='*Large*:*OutOfMemory*'
         # Thrust copies min_element's (index, record) tuple to the host with its padding bytes.
         [ "$tool" = initcheck ] && skip_cases+=':*UninitPadding*'
-        compute-sanitizer --tool "$tool" $extra --require-cuda-init no --error-exitcode 99 "$t" --gtest_brief=1 \
+        # NCCL probes its kernels at initialisation and reports the expected CUDA errors
+        # (no kernel image for other architectures, peer access already enabled) through the API.
+        api=""; [ "$(basename "$t")" = distributed_test ] && api="--report-api-errors no"
+        compute-sanitizer --tool "$tool" $extra $api --require-cuda-init no --error-exitcode 99 "$t" --gtest_brief=1 \
           --gtest_filter="-$skip_cases" >>"$LOGS/sanitize-$tool.log" 2>&1 || echo " $(basename "$t")" >>"$LOGS/sanitize-$tool.failed"
       done
     ) &
