@@ -10,9 +10,13 @@
 #include <strata/memory/error.hpp>
 #include <strata/memory/device.hpp>
 #include <strata/memory/resource.hpp>
-#include <strata/memory/soa_layout.hpp>
+#include <strata/layout/mapping.hpp>
+#include <strata/layout/soa_mapping.hpp>
+#include <strata/layout/aos_mapping.hpp>
 #include <strata/memory/scratch.hpp>
+#include <strata/container/view.hpp>
 #include <strata/container/soa_view.hpp>
+#include <strata/container/basic_vector.hpp>
 #include <strata/container/soa_vector.hpp>
 #include <strata/container/aos_view.hpp>
 #include <strata/container/aos_vector.hpp>

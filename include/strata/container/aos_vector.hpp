@@ -5,6 +5,7 @@
 
 #include <strata/config.hpp>
 #include <strata/container/aos_view.hpp>
+#include <strata/layout/aos_mapping.hpp>
 #include <strata/container/soa_vector.hpp>
 #include <strata/memory/fill.hpp>
 #include <strata/memory/resource.hpp>
@@ -25,6 +26,7 @@ class aos_vector {
   using value_type = T;
   using size_type = std::size_t;
   using stored = layout::aligned_record<T>;
+  using mapping_type = aos_mapping<T>;
   using view_type = aos_view<T>;
   using const_view_type = aos_view<const T>;
   static constexpr memory_space space = Space;
@@ -58,7 +60,7 @@ class aos_vector {
   size_type size() const noexcept { return size_; }
   size_type capacity() const noexcept { return capacity_; }
   bool empty() const noexcept { return size_ == 0; }
-  static constexpr size_type max_size() noexcept { return (std::size_t(-1) / 2) / sizeof(stored); }
+  static constexpr size_type max_size() noexcept { return mapping_type::max_capacity; }
   stored* data() noexcept { return ptr(); }
   const stored* data() const noexcept { return ptr(); }
   int device() const noexcept { return device_; }
@@ -204,7 +206,7 @@ STRATA_PARALLEL_FOR_IF(n > (1 << 16))
   void allocate(size_type capacity) {
     if (Space == memory_space::device && STRATA_DEVICE_IS_SEPARATE && device_ < 0) device_ = detail::current_device();
     detail::device_guard on(device_);
-    buffer b(capacity * sizeof(stored), Space);
+    buffer b(mapping_type::bytes(capacity), Space);
     fill_bytes_async(b.data(), 0, b.bytes(), stream_t{}, Space);
     synchronize(stream_t{});
     buf_ = std::move(b);

@@ -11,20 +11,20 @@
 
 namespace strata::detail {
 
-template <class T>
-void transpose_to_columns(const T* in, index_t n, const soa_view<T>& out) {
+template <class T, class M>
+void transpose_to_columns(const T* in, index_t n, const basic_view<T, M>& out) {
 STRATA_PARALLEL_FOR_IF(n > (1 << 16))
   for (index_t i = 0; i < n; ++i) out.store(i, in[i]);
 }
 
-template <class T>
-void transpose_to_records(const soa_view<const T>& in, T* out, index_t n) {
+template <class T, class M>
+void transpose_to_records(const basic_view<const T, M>& in, T* out, index_t n) {
 STRATA_PARALLEL_FOR_IF(n > (1 << 16))
   for (index_t i = 0; i < n; ++i) out[i] = in.load(i);
 }
 
-template <class T>
-void aos_to_soa_from_host(const T* in, std::size_t n, const soa_view<T>& out, memory_space space) {
+template <class T, class M>
+void aos_to_soa_from_host(const T* in, std::size_t n, const basic_view<T, M>& out, memory_space space) {
   if (space == memory_space::device) {
     host_aos_to_soa(in, index_t(n), out, stream_t{});  // pinned staging + device transpose
     return;
@@ -32,8 +32,8 @@ void aos_to_soa_from_host(const T* in, std::size_t n, const soa_view<T>& out, me
   transpose_to_columns(in, index_t(n), out);
 }
 
-template <class T>
-void soa_to_aos_to_host(const soa_view<const T>& in, T* out, memory_space space) {
+template <class T, class M>
+void soa_to_aos_to_host(const basic_view<const T, M>& in, T* out, memory_space space) {
   if (space == memory_space::device) {
     soa_to_host_aos(in, out, stream_t{});
     return;

@@ -1,12 +1,14 @@
-// AoS <-> SoA conversion on the device at copy speed (shared-memory transpose, 16-byte accesses on
-// both sides), between device arrays of T, aos_vector / aos_view and soa_vector / soa_view.
-// Stream ordered: returns before the device finishes. The host backend runs the same contract
-// with loops over records.
+// Layout conversion on the device at copy speed, stream ordered (returns before the device
+// finishes): AoS <-> any columnar view (SoA, AoSoA) through the shared-memory transposes (16-byte
+// accesses on both sides), columnar <-> columnar as packets (16-byte loads of one layout, 16-byte
+// stores of the other). Between device arrays of T, aos_vector / aos_view and the columnar
+// containers and views. The host backend runs the same kernels' phases on the CPU.
 #pragma once
 
 #include <strata/config.hpp>
 #include <strata/container/aos_vector.hpp>
 #include <strata/container/soa_vector.hpp>
+#include <strata/algorithm/transform.hpp>
 #include <strata/convert/transpose.hpp>
 #include <strata/memory/error.hpp>
 
@@ -16,41 +18,84 @@
 namespace strata {
 
 
-/// n records of T in device memory (natural layout, aligned to alignof(T)) -> SoA view of size n.
-template <class T>
-void aos_to_soa(const T* src, index_t n, const soa_view<T>& dst, stream_t stream = {}) {
+/// n records of T in device memory (natural layout, aligned to alignof(T)) -> a columnar view of size n.
+template <class T, class M>
+void aos_to_soa(const T* src, index_t n, const basic_view<T, M>& dst, stream_t stream = {}) {
   detail::check_aos_pointer<T>("aos_to_soa", src, n, alignof(T));
   detail::check_soa_destination("aos_to_soa", dst, n);
   detail::launch_scope scope("strata::aos_to_soa", stream, {detail::pointer_operand(src, n, "AoS input"), detail::described(dst, "SoA output")});
   detail::aos_bytes_to_soa<T, sizeof(T)>(reinterpret_cast<const std::byte*>(src), n, dst, 0, stream);
 }
 
-/// SoA view -> n = src.size() records of T in device memory.
-template <class T>
-void soa_to_aos(const soa_view<const T>& src, T* dst, stream_t stream = {}) {
+/// Columnar view -> n = src.size() records of T in device memory.
+template <class T, class M>
+void soa_to_aos(const basic_view<const T, M>& src, T* dst, stream_t stream = {}) {
   detail::check_aos_pointer<T>("soa_to_aos", dst, src.size(), alignof(T));
   detail::check_soa_destination("soa_to_aos", src, src.size());
   detail::launch_scope scope("strata::soa_to_aos", stream, {detail::described(src, "SoA input"), detail::pointer_operand(dst, src.size(), "AoS output")});
   detail::soa_to_aos_bytes<T, sizeof(T)>(src, 0, reinterpret_cast<std::byte*>(dst), src.size(), stream);
 }
 
-/// Padded AoS (aos_vector's storage) <-> SoA.
-template <class T>
-void aos_to_soa(const aos_view<const T>& src, const soa_view<T>& dst, stream_t stream = {}) {
+/// Padded AoS (aos_vector's storage) <-> a columnar view.
+template <class T, class M>
+void aos_to_soa(const aos_view<const T>& src, const basic_view<T, M>& dst, stream_t stream = {}) {
   using rec = layout::aligned_record<T>;
   detail::check_aos_pointer<T>("aos_to_soa", src.data(), src.size(), alignof(rec));
   detail::check_soa_destination("aos_to_soa", dst, src.size());
   detail::launch_scope scope("strata::aos_to_soa", stream, {detail::described(src, "AoS input"), detail::described(dst, "SoA output")});
   detail::aos_bytes_to_soa<T, sizeof(rec)>(reinterpret_cast<const std::byte*>(src.data()), src.size(), dst, 0, stream);
 }
-template <class T>
-void soa_to_aos(const soa_view<const T>& src, const aos_view<T>& dst, stream_t stream = {}) {
+template <class T, class M>
+void soa_to_aos(const basic_view<const T, M>& src, const aos_view<T>& dst, stream_t stream = {}) {
   using rec = layout::aligned_record<T>;
   if (dst.size() != src.size()) detail::throw_size_error("soa_to_aos: AoS records", dst.size(), src.size());
   detail::check_aos_pointer<T>("soa_to_aos", dst.data(), dst.size(), alignof(rec));
   detail::check_soa_destination("soa_to_aos", src, src.size());
   detail::launch_scope scope("strata::soa_to_aos", stream, {detail::described(src, "SoA input"), detail::described(dst, "AoS output")});
   detail::soa_to_aos_bytes<T, sizeof(rec)>(src, 0, reinterpret_cast<std::byte*>(dst.data()), src.size(), stream);
+}
+
+namespace detail {
+struct same_record {
+  template <class R>
+  STRATA_HD R operator()(const R& r) const {
+    return r;
+  }
+};
+template <class V>
+inline constexpr bool is_aos_view = false;
+template <class T>
+inline constexpr bool is_aos_view<aos_view<T>> = true;
+}  // namespace detail
+
+/// src -> dst, any two layouts of the same record and size: views or containers (aos_*, soa_*,
+/// aosoa_*, basic_*). AoS on either side runs the transposes; two columnar layouts run packets
+/// when both sides take 16-byte access, record by record otherwise (the returned path says which).
+template <class Src, class Dst>
+path convert(const Src& src_arg, Dst&& dst_arg, stream_t stream = {}) {
+  auto src = detail::as_const_view(src_arg);
+  auto dst = detail::as_view(dst_arg);
+  constexpr bool aos_in = detail::is_aos_view<decltype(src)>, aos_out = detail::is_aos_view<decltype(dst)>;
+  static_assert(!(aos_in && aos_out), "strata::convert: both sides are AoS; copy the records instead");
+  if constexpr (aos_in) {
+    aos_to_soa(src, dst, stream);
+    return path::vectorized;
+  } else if constexpr (aos_out) {
+    soa_to_aos(src, dst, stream);
+    return path::vectorized;
+  } else {
+    return transform(src, dst, detail::same_record{}, stream);
+  }
+}
+
+/// A new container of type Dst holding src's records in Dst's layout, on src's device (synchronous).
+template <class Dst, class Src>
+Dst convert_to(const Src& src) {
+  detail::device_guard on(src.device());
+  Dst out(src.size());
+  convert(src, out);
+  synchronize(stream_t{});
+  return out;
 }
 
 /// Container conversions (synchronous, like the containers' other operations); the result lives

@@ -46,15 +46,16 @@ struct gather_tile {
     }
   }
   /// The tile's records, now contiguous in shared memory, to the columns (records [t * R, ...)).
-  STRATA_HD static void store(int lane, const std::byte* sm, index_t n, const soa_view<T>& dst, index_t t) {
+  template <class M>
+  STRATA_HD static void store(int lane, const std::byte* sm, index_t n, const basic_view<T, M>& dst, index_t t) {
     aos_to_soa_tile<T, Tile, Masked>::store(lane, sm, nullptr, n, dst, 0, t);
   }
 };
 
 #if defined(STRATA_BACKEND_CUDA)
-template <class T, class Tile, bool Masked, class I>
+template <class T, class Tile, bool Masked, class I, class M>
 __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
-    gather_kernel(const std::byte* src, const I* idx, index_t n, soa_view<T> dst) {
+    gather_kernel(const std::byte* src, const I* idx, index_t n, basic_view<T, M> dst) {
   __shared__ __align__(16) std::byte smem[Tile::warps][Tile::chunks * 16];
   const int lane = int(threadIdx.x % 32);
   std::byte* sm = smem[threadIdx.x / 32];
@@ -68,13 +69,13 @@ __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
 #endif
 
 /// dst records [0, n) = records src[idx[i]] of a padded AoS array (Stride bytes each).
-template <class T, std::size_t Stride, class I>
-void gather_aos_to_soa(const std::byte* src, const I* idx, index_t n, const soa_view<T>& dst, stream_t stream) {
+template <class T, std::size_t Stride, class I, class M>
+void gather_aos_to_soa(const std::byte* src, const I* idx, index_t n, const basic_view<T, M>& dst, stream_t stream) {
   if (n == 0) return;
   using tile = warp_tile<Stride>;
   auto run = [&]<bool Masked>() {
 #if defined(STRATA_BACKEND_CUDA)
-    gather_kernel<T, tile, Masked, I><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, idx, n, dst);
+    gather_kernel<T, tile, Masked, I, M><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, idx, n, dst);
     check_launch("gather kernel launch");
 #else
     (void)stream;

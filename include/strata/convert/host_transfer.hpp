@@ -193,8 +193,8 @@ constexpr index_t chunk_records() {
 #endif
 
 /// n host records of T (natural layout) -> dst records [0, n). Returns when the data is in place.
-template <class T>
-void host_aos_to_soa(const T* host, index_t n, const soa_view<T>& dst, stream_t stream) {
+template <class T, class M>
+void host_aos_to_soa(const T* host, index_t n, const basic_view<T, M>& dst, stream_t stream) {
   check_aos_pointer<T>("host_aos_to_soa", host, n, alignof(T));
   check_soa_destination("host_aos_to_soa", dst, n);
   launch_scope scope("strata host AoS -> SoA", stream, {described(dst, "SoA output")});
@@ -220,8 +220,8 @@ void host_aos_to_soa(const T* host, index_t n, const soa_view<T>& dst, stream_t 
 }
 
 /// src records -> src.size() host records of T. Returns when the data is in place.
-template <class T>
-void soa_to_host_aos(const soa_view<const T>& src, T* host, stream_t stream) {
+template <class T, class M>
+void soa_to_host_aos(const basic_view<const T, M>& src, T* host, stream_t stream) {
   const index_t n = src.size();
   check_aos_pointer<T>("soa_to_host_aos", host, n, alignof(T));
   check_soa_destination("soa_to_host_aos", src, n);

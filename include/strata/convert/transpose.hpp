@@ -180,7 +180,8 @@ struct aos_to_soa_tile {
   }
 
   /// Lane `lane`'s units of every column: the warp's shared memory -> 16-byte column stores.
-  STRATA_HD static void store(int lane, const std::byte* sm, const std::byte* src, index_t n, const soa_view<T>& dst,
+  template <class M>
+  STRATA_HD static void store(int lane, const std::byte* sm, const std::byte* src, index_t n, const basic_view<T, M>& dst,
                               index_t first, index_t t) {
     const tile_span s = tile_span::of<Stride, R>(reinterpret_cast<std::uintptr_t>(src), n, t);
     const std::byte* rec = sm + (s.gbegin - s.w0);
@@ -199,7 +200,7 @@ struct aos_to_soa_tile {
             for (int j = 0; j < int(cu::u) && r0 + j < s.count; ++j) {
               F value;
               std::memcpy(static_cast<void*>(&value), rec + (r0 + j) * Stride + off, sizeof(F));
-              dst.template column_data<L>()[row + j] = value;
+              *dst.template leaf_ptr<L>(row + j) = value;
             }
             break;
           }
@@ -223,7 +224,7 @@ struct aos_to_soa_tile {
         }
         vec::word16 words[cu::v];
         std::memcpy(words, lanes, sizeof lanes);
-        auto* col = reinterpret_cast<std::byte*>(dst.template column_data<L>() + row);
+        auto* col = reinterpret_cast<std::byte*>(dst.template leaf_ptr<L>(row));
         STRATA_UNROLL
         for (std::size_t j = 0; j < cu::v; ++j) vec::store<16>(col + j * 16, words[j]);
       }
@@ -242,7 +243,8 @@ struct soa_to_aos_tile {
 
   /// Lane `lane`'s units of every column of tile t -> the warp's shared memory, batch by batch:
   /// a batch's vectors are all loaded into registers before any is used.
-  STRATA_HD static void gather(int lane, std::byte* sm, const soa_view<const T>& src, index_t first, std::byte* dst,
+  template <class M>
+  STRATA_HD static void gather(int lane, std::byte* sm, const basic_view<const T, M>& src, index_t first, std::byte* dst,
                                index_t n, index_t t) {
     const index_t count = n - t * R < R ? n - t * R : R;
     const tile_span s = tile_span::of<Stride, R>(reinterpret_cast<std::uintptr_t>(dst), n, t);
@@ -270,8 +272,8 @@ struct soa_to_aos_tile {
   }
 
  private:
-  template <std::size_t K>
-  STRATA_HD static void gather_batch(int lane, std::byte* rec, const soa_view<const T>& src, index_t first, index_t count,
+  template <std::size_t K, class M>
+  STRATA_HD static void gather_batch(int lane, std::byte* rec, const basic_view<const T, M>& src, index_t first, index_t count,
                                      index_t t, const tile_span& s) {
     vec::word16 w[batches::words(K)];
     [&]<std::size_t... J>(std::index_sequence<J...>) {
@@ -290,8 +292,8 @@ struct soa_to_aos_tile {
     }(std::make_index_sequence<batches::end(K) - batches::begin(K)>{});
   }
 
-  template <std::size_t L, std::size_t W>
-  STRATA_HD static void load_leaf(int lane, vec::word16 (&w)[W], const soa_view<const T>& src, index_t first, index_t count,
+  template <std::size_t L, std::size_t W, class M>
+  STRATA_HD static void load_leaf(int lane, vec::word16 (&w)[W], const basic_view<const T, M>& src, index_t first, index_t count,
                                   index_t t) {
     using cu = column_unit<T, L, R>;
     constexpr std::size_t base = batches::template word_offset<L>();
@@ -303,13 +305,13 @@ struct soa_to_aos_tile {
         if (r0 < count && row + index_t(cu::u) > src.capacity()) {
           // A unit the source does not wholly own: its records, one by one.
           typename cu::leaf e[cu::u]{};
-          for (int j = 0; j < int(cu::u) && r0 + j < count; ++j) e[j] = src.template column_data<L>()[row + j];
+          for (int j = 0; j < int(cu::u) && r0 + j < count; ++j) e[j] = *src.template leaf_ptr<L>(row + j);
           std::memcpy(&w[base + q * cu::v], e, sizeof e);
           break;
         }
       }
       if (r0 >= count || row + index_t(cu::u) > src.capacity()) break;
-      auto* col = reinterpret_cast<const std::byte*>(src.template column_data<L>() + row);
+      auto* col = reinterpret_cast<const std::byte*>(src.template leaf_ptr<L>(row));
       STRATA_UNROLL
       for (std::size_t j = 0; j < cu::v; ++j) w[base + q * cu::v + j] = vec::load<16>(col + j * 16);
     }
@@ -346,9 +348,9 @@ struct soa_to_aos_tile {
 #if defined(STRATA_BACKEND_CUDA)
 /// One tile per warp, no loop over tiles: a loop kept its loop-carried state in registers (the
 /// mixed record's SoA -> AoS kernel: 80 registers with it, 56 without).
-template <class T, class Tile, bool Masked>
+template <class T, class Tile, bool Masked, class M>
 __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
-    aos_to_soa_kernel(const std::byte* src, index_t n, soa_view<T> dst, index_t first) {
+    aos_to_soa_kernel(const std::byte* src, index_t n, basic_view<T, M> dst, index_t first) {
   __shared__ __align__(16) std::byte smem[Tile::warps][Tile::chunks * 16];
   const int lane = int(threadIdx.x % 32);
   std::byte* sm = smem[threadIdx.x / 32];
@@ -360,9 +362,9 @@ __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
   tile::store(lane, sm, src, n, dst, first, t);
 }
 
-template <class T, class Tile, bool Masked>
+template <class T, class Tile, bool Masked, class M>
 __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
-    soa_to_aos_kernel(soa_view<const T> src, index_t first, std::byte* dst, index_t n) {
+    soa_to_aos_kernel(basic_view<const T, M> src, index_t first, std::byte* dst, index_t n) {
   __shared__ __align__(16) std::byte smem[Tile::warps][Tile::chunks * 16];
   const int lane = int(threadIdx.x % 32);
   std::byte* sm = smem[threadIdx.x / 32];
@@ -399,10 +401,10 @@ void emulate_warp_tiles(index_t n, Load&& load, Store&& store) {
 }
 #endif
 
-template <class T>
-void check_soa_destination(const char* op, const soa_view<T>& v, index_t n) {
+template <class T, class M>
+void check_soa_destination(const char* op, const basic_view<T, M>& v, index_t n) {
   if (v.size() != n) throw_size_error(std::string(op) + ": SoA records", v.size(), n);
-  for (std::size_t i = 0; i < soa_view<T>::leaves; ++i)
+  for (std::size_t i = 0; i < basic_view<T, M>::leaves; ++i)
     if (reinterpret_cast<std::uintptr_t>(v.column_bytes(i)) % vector_bytes != 0)
       throw misaligned_pointer(std::string(op) + ": SoA column '" + std::string(reflect::leaf_names<std::remove_const_t<T>>[i]) + "'",
                                v.column_bytes(i), vector_bytes);
@@ -416,19 +418,19 @@ void check_aos_pointer(const char* op, const void* p, index_t n, std::size_t ali
 }
 
 /// Whether a view's capacity ends inside a column unit, so the transposes must mask that unit.
-template <class T>
-bool needs_mask(const soa_view<T>& v, index_t first, index_t n) {
-  return align_up(std::size_t(first + n), soa_layout<std::remove_const_t<T>>::capacity_quantum) > std::size_t(v.capacity());
+template <class T, class M>
+bool needs_mask(const basic_view<T, M>& v, index_t first, index_t n) {
+  return align_up(std::size_t(first + n), M::capacity_quantum) > std::size_t(v.capacity());
 }
 
 /// Stride-byte records at src -> dst records [first, first + n).
-template <class T, std::size_t Stride>
-void aos_bytes_to_soa(const std::byte* src, index_t n, const soa_view<T>& dst, index_t first, stream_t stream) {
+template <class T, std::size_t Stride, class M>
+void aos_bytes_to_soa(const std::byte* src, index_t n, const basic_view<T, M>& dst, index_t first, stream_t stream) {
   if (n == 0) return;
   using tile = warp_tile<Stride>;
   auto run = [&]<bool Masked>() {
 #if defined(STRATA_BACKEND_CUDA)
-    aos_to_soa_kernel<T, tile, Masked><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, n, dst, first);
+    aos_to_soa_kernel<T, tile, Masked, M><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, n, dst, first);
     check_launch("aos_to_soa kernel launch");
 #else
     (void)stream;
@@ -441,13 +443,13 @@ void aos_bytes_to_soa(const std::byte* src, index_t n, const soa_view<T>& dst, i
   else run.template operator()<false>();
 }
 
-template <class T, std::size_t Stride>
-void soa_to_aos_bytes(const soa_view<const T>& src, index_t first, std::byte* dst, index_t n, stream_t stream) {
+template <class T, std::size_t Stride, class M>
+void soa_to_aos_bytes(const basic_view<const T, M>& src, index_t first, std::byte* dst, index_t n, stream_t stream) {
   if (n == 0) return;
   using tile = warp_tile<Stride>;
   auto run = [&]<bool Masked>() {
 #if defined(STRATA_BACKEND_CUDA)
-    soa_to_aos_kernel<T, tile, Masked><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, first, dst, n);
+    soa_to_aos_kernel<T, tile, Masked, M><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, first, dst, n);
     check_launch("soa_to_aos kernel launch");
 #else
     (void)stream;

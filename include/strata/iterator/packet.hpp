@@ -1,4 +1,4 @@
-// Packets: W consecutive records of an SoA view held in registers, loaded and stored as one 16-byte
+// Packets: W consecutive records of a columnar view (SoA, or blocks of a multiple of W) held in registers, loaded and stored as one 16-byte
 // vector per column (two or more for columns wider than the narrowest). Packet iterators make a
 // Thrust algorithm issue LDG.E.128 / STG.E.128; per_record() lifts a per-record functor to packets.
 // Packets cover whole packets only: a view whose last packet would reach past its capacity (a
@@ -48,7 +48,7 @@ STRATA_HD inline void load_column(const V& view, index_t p, packet<T>& pk) {
   using col = packet_column<T, L>;
   using F = typename col::leaf;
   constexpr std::size_t w = packet<T>::width;
-  const char* src = reinterpret_cast<const char*>(view.template column_data<L>() + p * index_t(w));
+  const char* src = reinterpret_cast<const char*>(view.template leaf_ptr<L>(p * index_t(w)));
   vec::word_t<col::access> words[col::accesses];
   STRATA_UNROLL
   for (std::size_t k = 0; k < col::accesses; ++k) words[k] = vec::load<col::access>(src + k * col::access);
@@ -68,21 +68,21 @@ STRATA_HD inline void store_column(const V& view, index_t p, const packet<T>& pk
   for (std::size_t k = 0; k < w; ++k) e[k] = reflect::leaf<L>(pk.lane[k]);
   vec::word_t<col::access> words[col::accesses];
   std::memcpy(words, e, col::bytes);
-  char* dst = reinterpret_cast<char*>(view.template column_data<L>() + p * index_t(w));
+  char* dst = reinterpret_cast<char*>(view.template leaf_ptr<L>(p * index_t(w)));
   STRATA_UNROLL
   for (std::size_t k = 0; k < col::accesses; ++k) vec::store<col::access>(dst + k * col::access, words[k]);
 }
 }  // namespace detail
 
-/// Proxy for packet p over columns I... of an SoA view.
-template <class T, std::size_t... I>
+/// Proxy for packet p over leaves I... of a columnar view.
+template <class T, class M, std::size_t... I>
 class packet_reference {
  public:
   using record = std::remove_const_t<T>;
   using value_type = packet<record>;
   static constexpr index_t width = packet<record>::width;
 
-  STRATA_HD packet_reference(const soa_view<T>& v, index_t p) : view_(v), p_(p) {}
+  STRATA_HD packet_reference(const basic_view<T, M>& v, index_t p) : view_(v), p_(p) {}
   packet_reference(const packet_reference&) = default;
 
   STRATA_HD operator value_type() const { return get(); }
@@ -109,23 +109,24 @@ class packet_reference {
   }
 
  private:
-  soa_view<T> view_;
+  basic_view<T, M> view_;
   index_t p_;
 };
 
-/// A sequence of ceil(size / W) packets over columns I... of an SoA view.
-template <class T, std::size_t... I>
-class packet_view {
+/// A sequence of ceil(size / W) packets over leaves I... of a columnar view.
+template <class T, class M, std::size_t... I>
+class basic_packet_view {
  public:
   using record = std::remove_const_t<T>;
   using value_type = packet<record>;
-  using reference = packet_reference<T, I...>;
+  using reference = packet_reference<T, M, I...>;
   static constexpr index_t width = packet<record>::width;
 
-  packet_view() = default;
+  basic_packet_view() = default;
   /// Throws misaligned_pointer / size_error if the view cannot take 128-bit accesses.
-  explicit packet_view(const soa_view<T>& v) : view_(v) {
+  explicit basic_packet_view(const basic_view<T, M>& v) : view_(v) {
     static_assert(layout::require_vectorizable_leaves<record>());
+    static_assert(layout::packet_aligned_blocks<M>(), "strata: packets need blocks of whole, 16-byte aligned packets");
     if (v.vector_ready()) return;
     std::string names[] = {std::string(reflect::leaf_name<record, I>())...};
     const std::size_t cols[] = {I...};
@@ -138,36 +139,40 @@ class packet_view {
   }
   STRATA_HD index_t size() const { return (view_.size() + width - 1) / width; }
   STRATA_HD reference operator[](index_t p) const { return reference(view_, p); }
-  STRATA_HD const soa_view<T>& base() const { return view_; }
+  STRATA_HD const basic_view<T, M>& base() const { return view_; }
 
  private:
-  soa_view<T> view_{};
+  basic_view<T, M> view_{};
 };
 
-namespace detail {
+/// Packets over leaves I... of an SoA view.
 template <class T, std::size_t... I>
-packet_view<T, I...> make_packet_view(const soa_view<T>& v, std::index_sequence<I...>) {
-  return packet_view<T, I...>(v);
+using packet_view = basic_packet_view<T, soa_mapping<std::remove_const_t<T>>, I...>;
+
+namespace detail {
+template <class T, class M, std::size_t... I>
+basic_packet_view<T, M, I...> make_packet_view(const basic_view<T, M>& v, std::index_sequence<I...>) {
+  return basic_packet_view<T, M, I...>(v);
 }
 }  // namespace detail
 
-/// Packets over every column of a view, or over a projection's columns only.
-template <class T>
-auto packets(const soa_view<T>& v) {
+/// Packets over every leaf of a view, or over a projection's leaves only.
+template <class T, class M>
+auto packets(const basic_view<T, M>& v) {
   return detail::make_packet_view(v, std::make_index_sequence<reflect::leaf_count<std::remove_const_t<T>>>{});
 }
-template <class T, std::size_t... I>
-auto packets(const soa_projection<T, I...>& p) {
-  return packet_view<T, I...>(p.base());
+template <class T, class M, std::size_t... I>
+auto packets(const basic_projection<T, M, I...>& p) {
+  return basic_packet_view<T, M, I...>(p.base());
 }
 
-template <class System = thrust::device_system_tag, class T, std::size_t... I>
-auto packets_begin(const packet_view<T, I...>& p) {
-  return record_iterator<packet_view<T, I...>, System>(p, 0);
+template <class System = thrust::device_system_tag, class T, class M, std::size_t... I>
+auto packets_begin(const basic_packet_view<T, M, I...>& p) {
+  return record_iterator<basic_packet_view<T, M, I...>, System>(p, 0);
 }
-template <class System = thrust::device_system_tag, class T, std::size_t... I>
-auto packets_end(const packet_view<T, I...>& p) {
-  return record_iterator<packet_view<T, I...>, System>(p, p.size());
+template <class System = thrust::device_system_tag, class T, class M, std::size_t... I>
+auto packets_end(const basic_packet_view<T, M, I...>& p) {
+  return record_iterator<basic_packet_view<T, M, I...>, System>(p, p.size());
 }
 
 /// Lifts f(record) -> record to packets, for transform.
@@ -214,5 +219,5 @@ STRATA_HD per_record_reduce_fn<Map, Op, A> per_record_reduce(Map map, Op op, A i
 }  // namespace strata
 
 // Thrust writes through a proxy only if it is registered as one (as its own fancy iterators do).
-template <class T, std::size_t... I>
-struct thrust::detail::is_proxy_reference<strata::packet_reference<T, I...>> : thrust::detail::true_type {};
+template <class T, class M, std::size_t... I>
+struct thrust::detail::is_proxy_reference<strata::packet_reference<T, M, I...>> : thrust::detail::true_type {};

@@ -1,9 +1,10 @@
-// Where each column of an SoA allocation starts: one allocation, every column on a 256-byte
-// boundary, capacity rounded up to the packet width so vector loops need no scalar tail.
+// The SoA mapping: one allocation, one column per leaf, every column on a 256-byte boundary,
+// capacity rounded up to the packet width so vector loops need no scalar tail.
 #pragma once
 
 #include <strata/config.hpp>
 #include <strata/layout/descriptor.hpp>
+#include <strata/layout/mapping.hpp>
 
 #include <array>
 #include <cstddef>
@@ -12,8 +13,10 @@
 namespace strata {
 
 template <class T>
-struct soa_layout {
+struct soa_mapping {
+  using record = T;
   using descriptor = layout::record_descriptor<T>;
+  static constexpr const char* container_name = "soa_vector";
   static constexpr std::size_t leaves = descriptor::leaves;
   /// Capacity is a multiple of this: one packet, or 16 records when some leaf cannot be vectorized.
   static constexpr std::size_t capacity_quantum = descriptor::all_leaves_vectorizable ? descriptor::column_quantum : 16;
@@ -35,6 +38,12 @@ struct soa_layout {
     return off;
   }
   static constexpr std::size_t bytes(std::size_t capacity) { return column_offset(capacity, leaves); }
+  /// One block: a column per leaf over the whole allocation.
+  static constexpr std::size_t block = 0;
+  static constexpr std::size_t block_bytes = 0;
+  static constexpr std::size_t leaf_offset(std::size_t capacity, std::size_t i, std::size_t leaf) {
+    return column_offset(capacity, leaf) + i * leaf_sizes[leaf];
+  }
 
   /// The facts the 128-bit iterators rely on, for one capacity: columns start on 256-byte
   /// boundaries, never overlap, and each column's length is a whole number of 16-byte vectors.
@@ -53,5 +62,9 @@ struct soa_layout {
            check(round_capacity(std::size_t{1} << 31 | 5));
   }
 };
+
+/// The name the SoA mapping had before mappings were general.
+template <class T>
+using soa_layout = soa_mapping<T>;
 
 }  // namespace strata

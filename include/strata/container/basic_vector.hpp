@@ -1,0 +1,462 @@
+// basic_vector<T, M, Space>: the owning container over a columnar mapping M (layout/mapping.hpp),
+// one allocation per container laid out by M. basic_vector (basic_vector.hpp) is this container over
+// the SoA mapping. Copies are deep, as for thrust::device_vector; element access from the host is
+// the slow path. Device memory stays on the GPU that was current when it was first allocated; the
+// container's own operations run there whatever device is current.
+//
+// Records move between allocations as byte runs where the mapping allows: a column per leaf for
+// SoA; for blocked mappings the whole blocks of a range as one run plus the partial blocks at its
+// ends leaf by leaf. A range that lands at a different position inside a block (appending to a
+// blocked container whose size is not a whole number of blocks) is copied record by record by one
+// Thrust kernel over the two views.
+#pragma once
+
+#include <strata/config.hpp>
+#include <strata/container/host_transpose.hpp>
+#include <strata/container/view.hpp>
+#include <strata/layout/mapping.hpp>
+#include <strata/memory/fill.hpp>
+#include <strata/memory/resource.hpp>
+#include <strata/iterator/record_iterator.hpp>
+
+#include <thrust/copy.h>
+#include <thrust/execution_policy.h>
+#include <thrust/fill.h>
+#if defined(STRATA_BACKEND_CUDA)
+#include <thrust/system/cuda/execution_policy.h>
+#endif
+
+#include <cuda/std/array>
+
+#include <algorithm>
+#include <initializer_list>
+#include <ranges>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace strata {
+
+template <class R, class T>
+concept contiguous_range_of = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
+                              std::is_same_v<std::remove_cv_t<std::ranges::range_value_t<R>>, T>;
+
+template <class T, class M, memory_space Space = memory_space::device>
+class basic_vector {
+  static_assert(layout::columnar_mapping<M> && std::is_same_v<typename M::record, T>, "strata: basic_vector needs a columnar mapping of T");
+  static_assert(M::proven(), "strata: the mapping's layout facts (alignment, no overlap) do not hold for this record");
+
+ public:
+  using value_type = T;
+  using size_type = std::size_t;
+  using mapping_type = M;
+  using layout_type = M;
+  using view_type = basic_view<T, M>;
+  using const_view_type = basic_view<const T, M>;
+  static constexpr memory_space space = Space;
+  static constexpr std::size_t leaves = layout_type::leaves;
+  /// The name errors use: the mapping's container alias (soa_vector, ...) where it gives one.
+  static constexpr std::string_view container_name = [] {
+    if constexpr (requires { M::container_name; }) return std::string_view(M::container_name);
+    else return std::string_view("basic_vector");
+  }();
+
+  basic_vector() = default;
+  explicit basic_vector(size_type n) { resize(n); }
+  basic_vector(size_type n, const T& value) { resize(n, value); }
+  /// AoS in: any contiguous host range of T (std::vector<T>, std::span<const T>, an array).
+  template <class R>
+    requires contiguous_range_of<R, T>
+  explicit basic_vector(const R& records) {
+    assign(std::ranges::data(records), std::ranges::size(records));
+  }
+  basic_vector(std::initializer_list<T> records) { assign(records.begin(), records.size()); }
+
+  basic_vector(const basic_vector& o) { copy_from(o); }
+  template <memory_space S>
+  explicit basic_vector(const basic_vector<T, M, S>& o) {
+    copy_from(o);
+  }
+  basic_vector(basic_vector&& o) noexcept
+      : buf_(std::move(o.buf_)), size_(std::exchange(o.size_, 0)), capacity_(std::exchange(o.capacity_, 0)),
+        device_(std::exchange(o.device_, -1)) {}
+  basic_vector& operator=(const basic_vector& o) {
+    if (this != &o) basic_vector(o).swap(*this);
+    return *this;
+  }
+  basic_vector& operator=(basic_vector&& o) noexcept {
+    basic_vector(std::move(o)).swap(*this);
+    return *this;
+  }
+
+  size_type size() const noexcept { return size_; }
+  size_type capacity() const noexcept { return capacity_; }
+  bool empty() const noexcept { return size_ == 0; }
+  static constexpr size_type max_size() noexcept { return layout_type::max_capacity; }
+  /// Bytes of the one allocation (columns, their padding and the gaps to 256-byte boundaries).
+  size_type allocated_bytes() const noexcept { return buf_.bytes(); }
+  /// The GPU holding the records (-1: none yet, or host memory).
+  int device() const noexcept { return device_; }
+  memory_location location() const noexcept { return {Space, device_}; }
+
+  void swap(basic_vector& o) noexcept {
+    buf_.swap(o.buf_);
+    std::swap(size_, o.size_);
+    std::swap(capacity_, o.capacity_);
+    std::swap(device_, o.device_);
+  }
+  friend void swap(basic_vector& a, basic_vector& b) noexcept { a.swap(b); }
+
+  /// Grows capacity to at least n (rounded to whole packets). Strong guarantee: on failure the
+  /// container is unchanged.
+  void reserve(size_type n) {
+    if (n <= capacity_) return;
+    check_size(n, "reserve");
+    basic_vector grown;
+    grown.device_ = device_;
+    grown.allocate(layout_type::round_capacity(n));
+    grown.copy_records(0, *this, 0, size_, stream_t{});
+    synchronize(stream_t{});
+    grown.size_ = size_;
+    swap(grown);
+  }
+
+  /// New records are value-initialised (all bytes zero) or copies of value. Strong guarantee.
+  void resize(size_type n) { resize_impl(n, nullptr); }
+  /// Size n without writing the records past the old size (they hold whatever the allocation
+  /// holds): for callers that overwrite them at once (copy_if). Strong guarantee.
+  void resize_for_overwrite(size_type n) {
+    check_size(n, "resize_for_overwrite");
+    if (n > capacity_) reserve(std::max(n, capacity_ + capacity_ / 2));
+    size_ = n;
+  }
+  void resize(size_type n, const T& value) { resize_impl(n, &value); }
+  void clear() noexcept { size_ = 0; }
+
+  // Views are taken from lvalues only: a view of a temporary container would dangle.
+  view_type view() & noexcept { return view_type(columns<std::byte*>(), index_t(size_), index_t(capacity_), location()); }
+  const_view_type view() const& noexcept { return const_view(); }
+  const_view_type const_view() const& noexcept {
+    return const_view_type(columns<const std::byte*>(), index_t(size_), index_t(capacity_), location());
+  }
+  operator view_type() & noexcept { return view(); }
+  operator const_view_type() const& noexcept { return const_view(); }
+  void view() && = delete;
+  void view() const&& = delete;
+  void const_view() && = delete;
+  void const_view() const&& = delete;
+  operator view_type() && = delete;
+  operator const_view_type() && = delete;
+  operator const_view_type() const&& = delete;
+
+  using system = thrust_system_t<Space>;
+  using iterator = record_iterator<view_type, system>;
+  using const_iterator = record_iterator<const_view_type, system>;
+  iterator begin() noexcept { return iterator(view(), 0); }
+  iterator end() noexcept { return iterator(view(), index_t(size_)); }
+  const_iterator begin() const noexcept { return cbegin(); }
+  const_iterator end() const noexcept { return cend(); }
+  const_iterator cbegin() const noexcept { return const_iterator(const_view(), 0); }
+  const_iterator cend() const noexcept { return const_iterator(const_view(), index_t(size_)); }
+
+  template <std::size_t I>
+  auto column() noexcept { return view().template column<I>(); }
+  template <std::size_t I>
+  auto column() const noexcept { return const_view().template column<I>(); }
+  template <auto Sel>
+    requires selector<Sel>
+  auto column() noexcept {
+    return view().template column<Sel>();
+  }
+  template <auto Sel>
+    requires selector<Sel>
+  auto column() const noexcept {
+    return const_view().template column<Sel>();
+  }
+
+  /// Replaces the contents with n AoS records from host memory.
+  void assign(const T* records, size_type n) {
+    check_size(n, "assign");
+    if (n > 0 && records == nullptr) throw size_error("strata: " + std::string(container_name) + "::assign: null pointer with " + std::to_string(n) + " records");
+    basic_vector fresh;
+    fresh.device_ = device_;
+    fresh.allocate(layout_type::round_capacity(n));
+    fresh.size_ = n;
+    detail::aos_to_soa_from_host(records, n, fresh.view(), Space);
+    swap(fresh);
+  }
+  template <class R>
+    requires contiguous_range_of<R, T>
+  void assign(const R& records) {
+    assign(std::ranges::data(records), std::ranges::size(records));
+  }
+
+  /// Appends one record from the host (the slow path: one small copy per leaf); capacity doubles
+  /// when full, so n calls cost O(n) copies in all. Strong guarantee.
+  void push_back(const T& r) {
+    if (size_ == capacity_) reserve(std::max<size_type>(2 * capacity_, layout_type::capacity_quantum));
+    write_record(size_, r);
+    ++size_;
+  }
+  /// push_back(T{args...}).
+  template <class... A>
+  void emplace_back(A&&... args) {
+    push_back(T{std::forward<A>(args)...});
+  }
+
+  /// Appends host AoS records: they cross to the device through the pinned pipeline into a staging
+  /// container, whose columns are then copied behind this one's. Capacity grows by at least half.
+  /// Strong guarantee.
+  void append(std::span<const T> records) {
+    if (records.empty()) return;
+    check_size(size_ + records.size(), "append");
+    const basic_vector staged(records);
+    append(staged, stream_t{});
+    synchronize(stream_t{});
+  }
+  template <class R>
+    requires contiguous_range_of<R, T>
+  void append(const R& records) {
+    append(std::span<const T>(std::ranges::data(records), std::ranges::size(records)));
+  }
+  /// Appends another container's records: one stream-ordered copy per column, queued on `stream`
+  /// (size() counts them at once; work on other streams must wait for `stream`). Capacity grows by
+  /// at least half when it must grow. Strong guarantee.
+  template <memory_space S>
+  void append(const basic_vector<T, M, S>& other, stream_t stream) {
+    const size_type n = other.size(), at = size_;
+    if (n == 0) return;
+    check_size(at + n, "append");
+    if (at + n > capacity_) reserve(std::max(at + n, capacity_ + capacity_ / 2));
+    copy_records(at, other, 0, n, stream);
+    size_ = at + n;
+  }
+
+  /// SoA -> AoS on the way out.
+  std::vector<T> to_host() const {
+    std::vector<T> out(size_);
+    copy_to_host(std::span<T>(out));
+    return out;
+  }
+  void copy_to_host(std::span<T> out) const {
+    if (out.size() != size_) detail::throw_size_error(std::string(container_name) + "::copy_to_host: output records", index_t(out.size()), index_t(size_));
+    detail::soa_to_aos_to_host(const_view(), out.data(), Space);
+  }
+
+  /// Stream-ordered copy of all records into dst (any memory space, same record type); dst must
+  /// already hold size() records. Returns before completion on the CUDA backend.
+  template <memory_space S>
+  void copy_to_async(basic_vector<T, M, S>& dst, stream_t stream) const {
+    if (dst.size() != size_) detail::throw_size_error(std::string(container_name) + "::copy_to_async: destination size", index_t(dst.size()), index_t(size_));
+    dst.copy_records(0, *this, 0, size_, stream);
+  }
+
+  /// Record i read or written from the host (one small copy per leaf).
+  T get(size_type i) const {
+    check_index(i);
+    T r;
+    reflect::for_each_leaf<T>([&](auto f) {
+      constexpr std::size_t L = decltype(f)::value;
+      copy_bytes(&reflect::leaf<L>(r), buf_.data() + M::leaf_offset(capacity_, i, L), layout_type::leaf_sizes[L]);
+    });
+    return r;
+  }
+  void set(size_type i, const T& r) {
+    check_index(i);
+    write_record(i, r);
+  }
+
+  /// Host-side element proxy, the slow path (as thrust::device_vector::operator[]).
+  class host_reference {
+   public:
+    operator T() const { return v_->get(i_); }
+    host_reference& operator=(const T& r) {
+      v_->set(i_, r);
+      return *this;
+    }
+
+   private:
+    friend class basic_vector;
+    host_reference(basic_vector* v, size_type i) : v_(v), i_(i) {}
+    basic_vector* v_;
+    size_type i_;
+  };
+  host_reference operator[](size_type i) { return host_reference(this, i); }
+  T operator[](size_type i) const { return get(i); }
+
+ private:
+  template <class, class, memory_space>
+  friend class basic_vector;
+
+  std::byte* column_ptr(std::size_t i) const noexcept { return buf_.data() + layout_type::column_offset(capacity_, i); }
+  // Record i's leaves from the host, i < capacity().
+  void write_record(size_type i, const T& r) {
+    reflect::for_each_leaf<T>([&](auto f) {
+      constexpr std::size_t L = decltype(f)::value;
+      copy_bytes(buf_.data() + M::leaf_offset(capacity_, i, L), &reflect::leaf<L>(r), layout_type::leaf_sizes[L]);
+    });
+  }
+
+  // Calls run(leaf or -1, offset in an allocation of capacity `cap`, bytes, record) for the byte runs
+  // holding records [from, from + n): one per leaf (SoA), or per leaf for the partial blocks at the
+  // ends and one run (leaf -1) for the whole blocks between them.
+  template <class Run>
+  static void for_each_run(size_type cap, size_type from, size_type n, Run&& run) {
+    if (n == 0) return;
+    if constexpr (M::block == 0) {
+      for (std::size_t l = 0; l < leaves; ++l) run(int(l), M::leaf_offset(cap, from, l), n * M::leaf_sizes[l], from);
+    } else {
+      constexpr size_type b = M::block;
+      const size_type to = from + n;
+      size_type i = from;
+      auto partial = [&](size_type lo, size_type hi) {
+        for (std::size_t l = 0; l < leaves; ++l) run(int(l), M::leaf_offset(cap, lo, l), (hi - lo) * M::leaf_sizes[l], lo);
+      };
+      if (i % b != 0) {
+        const size_type hi = std::min(to, (i / b + 1) * b);
+        partial(i, hi);
+        i = hi;
+      }
+      if (const size_type whole = (to - i) / b; whole > 0) {
+        run(-1, (i / b) * M::block_bytes, whole * M::block_bytes, i);
+        i += whole * b;
+      }
+      if (i < to) partial(i, to);
+    }
+  }
+
+  // Records [from, from + n) of src -> this container's records [at, at + n), stream-ordered.
+  template <memory_space S>
+  void copy_records(size_type at, const basic_vector<T, M, S>& src, size_type from, size_type n, stream_t stream) {
+    if (n == 0) return;
+    if (M::block == 0 || at % M::block == from % M::block) {
+      // Same position inside a block: byte runs line up on both sides.
+      for_each_run(capacity_, at, n, [&](int leaf, size_type off, size_type bytes, size_type i) {
+        const size_type j = i - at + from;  // the same record on the source side
+        const size_type src_off = leaf >= 0 ? M::leaf_offset(src.capacity_, j, std::size_t(leaf)) : j / M::block * M::block_bytes;
+        copy_bytes_async(buf_.data() + off, src.buf_.data() + src_off, bytes, stream);
+      });
+      return;
+    }
+    if constexpr (S != Space) {
+      basic_vector<T, M, Space> staged;  // the record copy below runs inside one memory space
+      staged.device_ = device_;
+      staged.allocate(layout_type::round_capacity(from % M::block + n));
+      staged.copy_records(from % M::block, src, from, n, stream);
+      synchronize(stream);
+      copy_records(at, staged, from % M::block, n, stream);
+      synchronize(stream);
+    } else {
+      detail::device_guard on(device_);
+      auto in = src.const_view();
+      auto out = view_type(columns<std::byte*>(), index_t(capacity_), index_t(capacity_), location());
+      auto first = record_iterator<decltype(in), system>(in, index_t(from));
+      auto dst = record_iterator<decltype(out), system>(out, index_t(at));
+      run_records([&](auto policy) { thrust::copy(policy, first, first + index_t(n), dst); }, stream);
+    }
+  }
+
+  // Runs f(policy) with the Thrust policy for this container's memory on `stream`.
+  template <class F>
+  static void run_records(F&& f, stream_t stream) {
+    if constexpr (Space == memory_space::device) {
+#if defined(STRATA_BACKEND_CUDA)
+      f(thrust::cuda::par_nosync.on(stream));
+      detail::check_launch("strata container record copy");
+#else
+      (void)stream;
+      f(thrust::device);
+#endif
+    } else {
+      (void)stream;
+      f(thrust::host);
+    }
+  }
+  template <class P>
+  cuda::std::array<P, leaves> columns() const noexcept {
+    cuda::std::array<P, leaves> c{};
+    for (std::size_t i = 0; i < leaves; ++i) c[i] = capacity_ ? column_ptr(i) : nullptr;
+    return c;
+  }
+
+  // Allocates capacity for an empty container and zeroes every byte, so padding lanes are
+  // initialised. Device memory goes to the container's GPU (the current one for a new container).
+  void allocate(size_type capacity) {
+    if (Space == memory_space::device && STRATA_DEVICE_IS_SEPARATE && device_ < 0) device_ = detail::current_device();
+    detail::device_guard on(device_);
+    buffer b(layout_type::bytes(capacity), Space);
+    fill_bytes_async(b.data(), 0, b.bytes(), stream_t{}, Space);
+    synchronize(stream_t{});
+    buf_ = std::move(b);
+    capacity_ = capacity;
+  }
+
+  void resize_impl(size_type n, const T* value) {
+    check_size(n, "resize");
+    if (n > capacity_) {
+      basic_vector grown(*this, std::max(n, capacity_ + capacity_ / 2));
+      grown.fill_tail(size_, n, value);
+      swap(grown);
+    } else {
+      fill_tail(size_, n, value);
+    }
+    size_ = n;
+  }
+  // Copy of o with room for capacity records, on o's device; the space past o.size() is zero.
+  basic_vector(const basic_vector& o, size_type capacity) : device_(o.device_) {
+    allocate(layout_type::round_capacity(capacity));
+    copy_records(0, o, 0, o.size_, stream_t{});
+    synchronize(stream_t{});
+    size_ = o.size_;
+  }
+  // Records [from, to) become value, or zero bytes when value is null.
+  void fill_tail(size_type from, size_type to, const T* value) {
+    if (to <= from) return;
+    detail::device_guard on(device_);
+    if (!value) {
+      for_each_run(capacity_, from, to - from,
+                   [&](int, size_type off, size_type bytes, size_type) { fill_bytes_async(buf_.data() + off, 0, bytes, stream_t{}, Space); });
+      synchronize(stream_t{});
+      return;
+    }
+    if constexpr (M::block == 0) {
+      reflect::for_each_leaf<T>([&](auto f) {
+        constexpr std::size_t L = decltype(f)::value;
+        detail::fill_n(view().template leaf_ptr<L>(index_t(from)), index_t(to - from), reflect::leaf<L>(*value), Space);
+      });
+    } else {
+      auto out = view_type(columns<std::byte*>(), index_t(capacity_), index_t(capacity_), location());
+      auto first = record_iterator<view_type, system>(out, index_t(from));
+      run_records([&](auto policy) { thrust::fill(policy, first, first + index_t(to - from), *value); }, stream_t{});
+      synchronize(stream_t{});
+    }
+  }
+
+  template <memory_space S>
+  void copy_from(const basic_vector<T, M, S>& o) {
+    if (o.capacity_ == 0) return;
+    // A device copy lives on the source's GPU, whichever is current (as resize and to_soa do).
+    if constexpr (S == Space) device_ = o.device_;
+    allocate(o.capacity_);  // same capacity, same layout: one copy of the whole allocation
+    copy_bytes(buf_.data(), o.buf_.data(), buf_.bytes());
+    size_ = o.size_;
+  }
+
+  static void check_size(size_type n, const char* op) {
+    if (n > max_size())
+      throw out_of_memory(std::size_t(-1), Space, std::string(container_name) + "::" + op + " of " + std::to_string(n) + " records exceeds max_size()");
+  }
+  void check_index(size_type i) const {
+    if (i >= size_) throw std::out_of_range("strata: " + std::string(container_name) + " index " + std::to_string(i) + " out of range (size " + std::to_string(size_) + ")");
+  }
+
+  buffer buf_;
+  size_type size_ = 0;
+  size_type capacity_ = 0;
+  int device_ = -1;
+};
+
+
+}  // namespace strata

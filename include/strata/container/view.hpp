@@ -1,0 +1,224 @@
+// The generic non-owning view over a columnar mapping (trivially copyable into kernels) and the
+// proxy reference to one record. basic_view<const T, M> reads only; a mutable view converts to it,
+// never the reverse. A view knows where its memory lives, so device algorithms refuse host memory
+// and run on the GPU that holds it. soa_view (soa_view.hpp) is this view over the SoA mapping.
+#pragma once
+
+#include <strata/config.hpp>
+#include <strata/layout/descriptor.hpp>
+#include <strata/layout/mapping.hpp>
+#include <strata/memory/device.hpp>
+#include <strata/memory/error.hpp>
+
+#include <cuda/std/array>
+#include <cuda/std/span>
+
+#include <cstdint>
+#include <type_traits>
+
+#include <thrust/detail/type_traits.h>
+
+namespace strata {
+
+template <class T, class M>
+class basic_view;
+
+/// Proxy for record i of a columnar view: converts to the record (reads every column), assigns from one
+/// (writes every column), and reaches single leaves with get<&T::x>(), get<strata::member<...>>() or
+/// get<L>() (L a leaf index).
+template <class T, class M>
+class basic_reference {
+ public:
+  using record = std::remove_const_t<T>;
+  using value_type = record;
+
+  STRATA_HD basic_reference(const basic_view<T, M>& v, index_t i) : view_(v), i_(i) {}
+  basic_reference(const basic_reference&) = default;
+
+  STRATA_HD operator record() const { return view_.load(i_); }
+  STRATA_HD record get() const { return view_.load(i_); }
+
+  STRATA_HD const basic_reference& operator=(const record& r) const
+    requires(!std::is_const_v<T>)
+  {
+    view_.store(i_, r);
+    return *this;
+  }
+  // Assigning one proxy to another copies the record, as for a real reference.
+  STRATA_HD const basic_reference& operator=(const basic_reference& o) const
+    requires(!std::is_const_v<T>)
+  {
+    view_.store(i_, o.get());
+    return *this;
+  }
+  template <class U>
+    requires(!std::is_const_v<T> && std::is_same_v<std::remove_const_t<U>, record>)
+  STRATA_HD const basic_reference& operator=(const basic_reference<U, M>& o) const {
+    view_.store(i_, o.get());
+    return *this;
+  }
+
+  template <std::size_t L>
+  STRATA_HD auto& get() const {
+    return *view_.template leaf_ptr<L>(i_);
+  }
+  /// A selector naming one leaf gives a reference to it in its column; one naming a struct, array
+  /// or vector member gives that member's value (read from its leaves' columns only).
+  template <auto Sel>
+    requires selector<Sel>
+  STRATA_HD decltype(auto) get() const {
+    using sel = reflect::selection<record, Sel>;
+    if constexpr (sel::names_leaf) {
+      return (*view_.template leaf_ptr<sel::first>(i_));
+    } else {
+      record r{};
+      [&]<std::size_t... K>(std::index_sequence<K...>) {
+        ((reflect::leaf<sel::first + K>(r) = *view_.template leaf_ptr<sel::first + K>(i_)), ...);
+      }(std::make_index_sequence<sel::count>{});
+      return std::remove_cvref_t<decltype(sel::path::get(r))>(sel::path::get(r));
+    }
+  }
+
+  friend STRATA_HD void swap(const basic_reference& a, const basic_reference& b)
+    requires(!std::is_const_v<T>)
+  {
+    record t = a.get();
+    a = b.get();
+    b = t;
+  }
+
+ private:
+  basic_view<T, M> view_;
+  index_t i_;
+};
+
+/// Leaf access on a proxy: strata::get<&particle::mass>(r), strata::get<strata::member<&particle::pos,
+/// &vec3::x>>(r).
+template <auto Sel, class T, class M>
+  requires selector<Sel>
+STRATA_HD decltype(auto) get(const basic_reference<T, M>& r) {
+  return r.template get<Sel>();
+}
+
+/// A non-owning view of records placed by a columnar mapping M (see layout/mapping.hpp): one
+/// pointer per leaf (to record 0's value), size and capacity. Records [size, capacity) are padding
+/// the view may read and write (a container's own).
+template <class T, class M>
+class basic_view {
+  static_assert(layout::columnar_mapping<M>, "strata: basic_view needs a columnar mapping");
+  static_assert(std::is_same_v<typename M::record, std::remove_const_t<T>>, "strata: the mapping's record is not the view's");
+
+ public:
+  using record = std::remove_const_t<T>;
+  using value_type = record;
+  using reference = basic_reference<T, M>;
+  using mapping_type = M;
+  using layout_type = M;
+  static constexpr std::size_t leaves = layout_type::leaves;
+  static constexpr bool is_const = std::is_const_v<T>;
+  template <std::size_t L>
+  using leaf_type = std::conditional_t<is_const, const reflect::leaf_type_t<record, L>, reflect::leaf_type_t<record, L>>;
+  using byte_pointer = std::conditional_t<is_const, const std::byte*, std::byte*>;
+
+  basic_view() = default;
+  /// From leaf pointers, unchecked (containers use this; foreign memory goes through make_soa_view).
+  STRATA_HD basic_view(const cuda::std::array<byte_pointer, leaves>& columns, index_t size, index_t capacity,
+                     memory_location where = {})
+      : cols_(columns), size_(size), capacity_(capacity), where_(where) {}
+
+  template <class U = T>
+    requires(!std::is_const_v<U>)
+  STRATA_HD operator basic_view<const record, M>() const {
+    cuda::std::array<const std::byte*, leaves> c{};
+    for (std::size_t i = 0; i < leaves; ++i) c[i] = cols_[i];
+    return basic_view<const record, M>(c, size_, capacity_, where_);
+  }
+
+  STRATA_HD index_t size() const { return size_; }
+  STRATA_HD index_t capacity() const { return capacity_; }
+  STRATA_HD bool empty() const { return size_ == 0; }
+  STRATA_HD memory_location location() const { return where_; }
+
+  /// Leaf L of record i. Within one block (all records, for SoA) consecutive records' values are
+  /// consecutive elements.
+  template <std::size_t L>
+  STRATA_HD leaf_type<L>* leaf_ptr(index_t i) const {
+    if constexpr (M::block == 0) {
+      return reinterpret_cast<leaf_type<L>*>(cols_[L]) + i;
+    } else {
+      constexpr index_t b = index_t(M::block);
+      return reinterpret_cast<leaf_type<L>*>(cols_[L] + (i / b) * index_t(M::block_bytes)) + i % b;
+    }
+  }
+  /// Leaf i of record 0: a column's start, for SoA.
+  STRATA_HD byte_pointer column_bytes(std::size_t i) const { return cols_[i]; }
+
+  /// Whole columns exist only where one block holds every record (SoA).
+  template <std::size_t L>
+    requires(M::block == 0)
+  STRATA_HD leaf_type<L>* column_data() const {
+    return reinterpret_cast<leaf_type<L>*>(cols_[L]);
+  }
+  template <std::size_t L>
+    requires(M::block == 0)
+  STRATA_HD cuda::std::span<leaf_type<L>> column() const {
+    return {column_data<L>(), static_cast<std::size_t>(size_)};
+  }
+  template <auto Sel>
+    requires(selector<Sel> && M::block == 0)
+  STRATA_HD auto column() const {
+    return column<reflect::leaf_index_v<record, Sel>>();
+  }
+
+  STRATA_HD reference operator[](index_t i) const { return reference(*this, i); }
+
+  STRATA_HD record load(index_t i) const {
+    record r;
+    reflect::for_each_leaf<record>([&](auto f) {
+      constexpr std::size_t L = decltype(f)::value;
+      reflect::leaf<L>(r) = *leaf_ptr<L>(i);
+    });
+    return r;
+  }
+  STRATA_HD void store(index_t i, const record& r) const
+    requires(!is_const)
+  {
+    reflect::for_each_leaf<record>([&](auto f) {
+      constexpr std::size_t L = decltype(f)::value;
+      *leaf_ptr<L>(i) = reflect::leaf<L>(r);
+    });
+  }
+
+  /// Every column 16-byte aligned and every leaf 1, 2, 4, 8 or 16 bytes: 16-byte accesses may run.
+  STRATA_HD bool vector_aligned() const {
+    if (!layout::record_descriptor<record>::all_leaves_vectorizable || !layout::packet_aligned_blocks<M>()) return false;
+    for (std::size_t i = 0; i < leaves; ++i)
+      if (reinterpret_cast<std::uintptr_t>(cols_[i]) % vector_bytes != 0) return false;
+    return true;
+  }
+  /// The packets covering size() lie inside capacity(): a partial last packet may be read and
+  /// written whole (its lanes past size() are the view's own padding).
+  STRATA_HD bool whole_packets() const {
+    const index_t w = index_t(layout::record_descriptor<record>::all_leaves_vectorizable
+                                  ? layout::record_descriptor<record>::column_quantum
+                                  : M::capacity_quantum);
+    return (size_ + w - 1) / w * w <= capacity_;
+  }
+  /// True when packets may cover the whole view: vector_aligned() and whole_packets().
+  STRATA_HD bool vector_ready() const { return vector_aligned() && whole_packets(); }
+
+  /// Records [0, n) as a view of its own whose capacity is n: nothing past them is touched.
+  STRATA_HD basic_view first(index_t n) const { return basic_view(cols_, n, n, where_); }
+
+ private:
+  cuda::std::array<byte_pointer, leaves> cols_{};
+  index_t size_ = 0;
+  index_t capacity_ = 0;
+  memory_location where_{};
+};
+
+}  // namespace strata
+
+// Thrust writes through a proxy only if it is registered as one (as its own fancy iterators do).
+template <class T, class M>
+struct thrust::detail::is_proxy_reference<strata::basic_reference<T, M>> : thrust::detail::true_type {};

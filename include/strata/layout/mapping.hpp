@@ -1,0 +1,64 @@
+// A mapping says where an allocation holds each leaf of each record: the bytes an allocation of a
+// given capacity needs and the byte offset of leaf L of record i. Views, packets, the owning
+// container and the transposes are written once over it; SoA (soa_mapping.hpp), padded AoS
+// (aos_mapping.hpp) and blocked layouts are mappings.
+//
+// Columnar mappings keep each leaf's values of consecutive records side by side, in blocks of
+// `block` records (block == 0: one block, i.e. a column per leaf over the whole allocation). Leaf L
+// of record i then lies at column_offset(capacity, L) + (i / block) * block_bytes + (i % block) *
+// sizeof(leaf): the view stores one pointer per leaf and computes the rest, and a run of records
+// that does not cross a block boundary is a plain array per leaf (16-byte packets, transposes).
+#pragma once
+
+#include <strata/config.hpp>
+#include <strata/layout/descriptor.hpp>
+
+#include <concepts>
+#include <cstddef>
+
+namespace strata::layout {
+
+template <class M>
+concept mapping = requires(std::size_t n) {
+  typename M::record;
+  { M::leaves } -> std::convertible_to<std::size_t>;
+  { M::capacity_quantum } -> std::convertible_to<std::size_t>;  ///< capacities are multiples of this
+  { M::max_capacity } -> std::convertible_to<std::size_t>;
+  { M::round_capacity(n) } -> std::same_as<std::size_t>;
+  { M::bytes(n) } -> std::same_as<std::size_t>;             ///< allocation bytes for a capacity
+  { M::leaf_offset(n, n, n) } -> std::same_as<std::size_t>;  ///< (capacity, record, leaf) -> byte offset
+};
+
+template <class M>
+concept columnar_mapping = mapping<M> && requires(std::size_t n) {
+  { M::block } -> std::convertible_to<std::size_t>;        ///< records per block; 0: one block
+  { M::block_bytes } -> std::convertible_to<std::size_t>;  ///< bytes from one block to the next
+  { M::column_offset(n, n) } -> std::same_as<std::size_t>;  ///< (capacity, leaf) -> offset of record 0's leaf
+  { M::leaf_sizes[0] } -> std::convertible_to<std::size_t>;
+};
+
+/// Records [i, i + count) of leaf columns lie in one block, so each leaf's values are one array.
+template <class M>
+  requires columnar_mapping<M>
+constexpr bool same_block(std::size_t i, std::size_t count) {
+  return M::block == 0 || count == 0 || i / M::block == (i + count - 1) / M::block;
+}
+
+/// The facts a columnar mapping must prove for the 16-byte paths (packets, transposes): every
+/// leaf's part of a packet-aligned run of packet_width records is 16-byte aligned and inside one
+/// block, and blocks keep that alignment.
+template <class M>
+  requires columnar_mapping<M>
+constexpr bool packet_aligned_blocks() {
+  using d = record_descriptor<typename M::record>;
+  if constexpr (M::block == 0) {
+    return true;
+  } else {
+    if (M::block % d::column_quantum != 0 || M::block_bytes % vector_bytes != 0) return false;
+    for (std::size_t l = 0; l < M::leaves; ++l)
+      if (M::column_offset(M::block, l) % vector_bytes != 0) return false;
+    return true;
+  }
+}
+
+}  // namespace strata::layout
