@@ -3,8 +3,11 @@
 // 19 leaves of four sizes: strata's tiled transpose against the one-thread-per-record peer; and a
 // 1 GiB host std::vector landing as device SoA against a pinned cudaMemcpy of the same bytes. The
 // "runtime" variants run the conversion for records described at run time (convert/runtime.hpp).
+// AoSoA rows (default blocks, each SoA: 32 particles, 128 mixed records): natural AoS <-> AoSoA
+// through the same transposes, SoA <-> AoSoA as packets (strata::convert).
 #include "common.hpp"
 
+#include <strata/container/aosoa_vector.hpp>
 #include <strata/convert/convert.hpp>
 #include <strata/convert/runtime.hpp>
 
@@ -63,6 +66,37 @@ template <class T>
 void strata_soa_to_aos(benchmark::State& state) {
   auto& f = data<T>();
   strata_bench::run_timed(state, convert_bytes<T>(f.n), double(f.n), [&] { strata::soa_to_aos(f.soa.const_view(), f.data()); });
+}
+template <class T>
+strata::aosoa_vector<T>& aosoa_of() {
+  static strata::aosoa_vector<T> v(std::size_t(data<T>().n));
+  return v;
+}
+template <class T>
+void strata_aos_to_aosoa(benchmark::State& state) {
+  auto& f = data<T>();
+  auto& a = aosoa_of<T>();
+  strata_bench::run_timed(state, convert_bytes<T>(f.n), double(f.n), [&] { strata::aos_to_soa(f.data(), f.n, a.view()); });
+}
+template <class T>
+void strata_aosoa_to_aos(benchmark::State& state) {
+  auto& f = data<T>();
+  auto& a = aosoa_of<T>();
+  strata_bench::run_timed(state, convert_bytes<T>(f.n), double(f.n), [&] { strata::soa_to_aos(a.const_view(), f.data()); });
+}
+template <class T>
+void strata_soa_to_aosoa(benchmark::State& state) {
+  auto& f = data<T>();
+  auto& a = aosoa_of<T>();
+  const double bytes = 2.0 * double(f.n) * double(strata::layout::record_descriptor<T>::packed_size);
+  strata_bench::run_timed(state, bytes, double(f.n), [&] { strata::convert(f.soa, a); });
+}
+template <class T>
+void strata_aosoa_to_soa(benchmark::State& state) {
+  auto& f = data<T>();
+  auto& a = aosoa_of<T>();
+  const double bytes = 2.0 * double(f.n) * double(strata::layout::record_descriptor<T>::packed_size);
+  strata_bench::run_timed(state, bytes, double(f.n), [&] { strata::convert(a, f.soa); });
 }
 template <class T>
 void naive_to_soa(benchmark::State& state) {
@@ -165,6 +199,14 @@ STRATA_BENCHMARK(strata_aos_to_soa<nested_particle>, "aos_to_soa/strata" + n26 +
 STRATA_BENCHMARK(naive_to_soa<nested_particle>, "aos_to_soa/naive" + n26 + "/nested");
 STRATA_BENCHMARK(strata_soa_to_aos<nested_particle>, "soa_to_aos/strata" + n26 + "/nested");
 STRATA_BENCHMARK(naive_to_aos<nested_particle>, "soa_to_aos/naive" + n26 + "/nested");
+STRATA_BENCHMARK(strata_aos_to_aosoa<particle>, "aos_to_aosoa/strata" + n26 + "/particle");
+STRATA_BENCHMARK(strata_aosoa_to_aos<particle>, "aosoa_to_aos/strata" + n26 + "/particle");
+STRATA_BENCHMARK(strata_soa_to_aosoa<particle>, "soa_to_aosoa/strata" + n26 + "/particle");
+STRATA_BENCHMARK(strata_aosoa_to_soa<particle>, "aosoa_to_soa/strata" + n26 + "/particle");
+STRATA_BENCHMARK(strata_aos_to_aosoa<mixed_convert>, "aos_to_aosoa/strata" + n26 + "/mixed");
+STRATA_BENCHMARK(strata_aosoa_to_aos<mixed_convert>, "aosoa_to_aos/strata" + n26 + "/mixed");
+STRATA_BENCHMARK(strata_soa_to_aosoa<mixed_convert>, "soa_to_aosoa/strata" + n26 + "/mixed");
+STRATA_BENCHMARK(strata_aosoa_to_soa<mixed_convert>, "aosoa_to_soa/strata" + n26 + "/mixed");
 // The runtime kernels with each tile cap (the defaults are the faster per direction).
 template <class T, bool ToSoa>
 void runtime_with_cap(benchmark::State& state, std::uint32_t cap) {

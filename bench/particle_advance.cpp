@@ -3,11 +3,13 @@
 // (thrust::transform over a zip_iterator of raw columns), a hand-written float4 SoA kernel, a plain
 // AoS kernel, and strata's padded AoS records inside thrust::transform. The same step on the
 // nested particle (pos and vel as vec3 members; record `nested`): packets, strata::transform and
-// the zip peer over the same leaf columns.
+// the zip peer over the same leaf columns. strata::transform on an AoSoA container (blocks of 32
+// particles, each block SoA) with the same projections.
 #include "common.hpp"
 
 #include <strata/algorithm/transform.hpp>
 #include <strata/container/aos_vector.hpp>
+#include <strata/container/aosoa_vector.hpp>
 #include <strata/container/soa_vector.hpp>
 #include <strata/iterator/packet.hpp>
 
@@ -78,6 +80,13 @@ void strata_packets(benchmark::State& state) {
 
 void strata_transform(benchmark::State& state) {
   auto& v = soa();
+  auto in = strata::project<&particle::x, &particle::y, &particle::z, &particle::vx, &particle::vy, &particle::vz>(v);
+  auto out = strata::project<&particle::x, &particle::y, &particle::z>(v);
+  strata_bench::run_timed(state, bytes(), double(v.size()), [&] { strata::transform(in, out, advance{}); });
+}
+
+void aosoa_transform(benchmark::State& state) {
+  static strata::aosoa_vector<particle> v(strata_test::random_records<particle>(std::size_t(particles())));
   auto in = strata::project<&particle::x, &particle::y, &particle::z, &particle::vx, &particle::vy, &particle::vz>(v);
   auto out = strata::project<&particle::x, &particle::y, &particle::z>(v);
   strata_bench::run_timed(state, bytes(), double(v.size()), [&] { strata::transform(in, out, advance{}); });
@@ -194,6 +203,7 @@ const std::string suffix = "/" + std::to_string(particles());
 STRATA_BENCHMARK(strata_iterators, "particle_advance/strata_iterators" + suffix);
 STRATA_BENCHMARK(strata_packets, "particle_advance/strata_packets" + suffix);
 STRATA_BENCHMARK(strata_transform, "particle_advance/strata" + suffix);
+STRATA_BENCHMARK(aosoa_transform, "particle_advance/strata_aosoa" + suffix);
 STRATA_BENCHMARK(thrust_zip, "particle_advance/thrust_zip" + suffix);
 STRATA_BENCHMARK(hand_float4, "particle_advance/hand_float4" + suffix);
 STRATA_BENCHMARK(aos_plain, "particle_advance/aos_plain" + suffix);

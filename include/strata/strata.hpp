@@ -18,6 +18,7 @@
 #include <strata/container/soa_view.hpp>
 #include <strata/container/basic_vector.hpp>
 #include <strata/container/soa_vector.hpp>
+#include <strata/container/aosoa_vector.hpp>
 #include <strata/container/aos_view.hpp>
 #include <strata/container/aos_vector.hpp>
 #include <strata/container/matrix.hpp>

@@ -4,6 +4,7 @@
 // the check must then fail, which proves it can.
 #include <strata/algorithm/reduce.hpp>
 #include <strata/algorithm/transform.hpp>
+#include <strata/container/aosoa_vector.hpp>
 #include <strata/container/soa_view.hpp>
 #include <strata/convert/convert.hpp>
 
@@ -122,6 +123,19 @@ void probe_convert(const particle* aos, strata::soa_view<particle> soa, particle
 // sass-expect: transform_kernel.*packet_view.*nested_particle.*per_record_fn load=128 store=128
 void probe_nested_transform(strata::soa_view<const nested_particle> in, strata::soa_view<nested_particle> out) {
   strata::transform(in, out, drift_nested{});
+}
+// AoSoA (blocks of 32 particles): the packet path and the transposes address leaves through the
+// generic view and stay 128-bit.
+// sass-expect: transform_kernel.*aosoa_mapping.*per_record_fn.*drift load=128 store=128
+// sass-expect: direct_kernel.*aosoa_mapping.*per_record_fn.*drift load=128 store=128
+void probe_aosoa_transform(strata::aosoa_view<const particle> in, strata::aosoa_view<particle> out) {
+  strata::transform(in, out, drift{});
+}
+// sass-expect: aos_to_soa_kernel.*Lb0E.*aosoa_mapping load=any128 store=128
+// sass-expect: soa_to_aos_kernel.*Lb0E.*aosoa_mapping load=128 store=any128
+void probe_aosoa_convert(const particle* aos, strata::aosoa_view<particle> v, particle* back) {
+  strata::aos_to_soa(aos, v.size(), v);
+  strata::soa_to_aos(strata::aosoa_view<const particle>(v), back);
 }
 // sass-expect: aos_to_soa_kernel.*cell_record.*Lb0E load=any128 store=128
 // sass-expect: soa_to_aos_kernel.*cell_record.*Lb0E load=128 store=any128

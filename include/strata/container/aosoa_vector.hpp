@@ -1,0 +1,76 @@
+// AoSoA: records in blocks of N, each block stored SoA (N values of the first leaf, then of the
+// second, ...), as Cabana's core layout. A block of a few hundred bytes per leaf keeps one record's
+// leaves close together (one DRAM page) while packets and transposes still move 16-byte vectors of
+// one leaf. This header is the mapping and its names; the view, container, packets, transposes and
+// algorithms are the generic ones.
+#pragma once
+
+#include <strata/config.hpp>
+#include <strata/container/basic_vector.hpp>
+#include <strata/container/view.hpp>
+#include <strata/layout/descriptor.hpp>
+#include <strata/layout/mapping.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <limits>
+#include <type_traits>
+
+namespace strata {
+
+namespace detail {
+/// Records per block: at least 128 bytes of the narrowest leaf (32 fp32 records), so a warp's
+/// 16-byte accesses to one leaf fill whole 128-byte lines; a multiple of 16 records.
+template <class T>
+inline constexpr std::size_t default_aosoa_block = align_up(std::max<std::size_t>(16, 128 / layout::record_descriptor<T>::narrowest_leaf), 16);
+}  // namespace detail
+
+template <class T, std::size_t N = detail::default_aosoa_block<T>>
+struct aosoa_mapping {
+  using record = T;
+  using descriptor = layout::record_descriptor<T>;
+  static constexpr const char* container_name = "aosoa_vector";
+  static constexpr std::size_t leaves = descriptor::leaves;
+  static constexpr std::size_t block = N;
+  /// A multiple of 16 records: whole packets inside a block (16-byte loads of one leaf never
+  /// cross one) and whole 16-byte units of every leaf for the transposes (a unit is at most 16
+  /// records).
+  static_assert(N > 0 && N % 16 == 0, "strata: aosoa_mapping<T, N>: N must be a positive multiple of 16");
+  static constexpr std::array<std::size_t, leaves> leaf_sizes = [] {
+    std::array<std::size_t, leaves> s{};
+    reflect::for_each_leaf<T>([&](auto i) { s[i] = sizeof(reflect::leaf_type_t<T, decltype(i)::value>); });
+    return s;
+  }();
+  /// Offset of leaf l's run inside a block (every run on a 16-byte boundary); the layout of a block
+  /// does not depend on the capacity.
+  static constexpr std::size_t column_offset(std::size_t /*capacity*/, std::size_t l) {
+    std::size_t off = 0;
+    for (std::size_t j = 0; j < l; ++j) off = align_up(off + N * leaf_sizes[j], vector_bytes);
+    return off;
+  }
+  static constexpr std::size_t block_bytes = column_offset(0, leaves);
+  static constexpr std::size_t capacity_quantum = N;
+  static constexpr std::size_t max_capacity = (std::numeric_limits<std::size_t>::max() / 2) / block_bytes * N;
+  static constexpr std::size_t round_capacity(std::size_t n) { return align_up(n, N); }
+  static constexpr std::size_t bytes(std::size_t capacity) { return capacity / N * block_bytes; }
+  static constexpr std::size_t leaf_offset(std::size_t /*capacity*/, std::size_t i, std::size_t l) {
+    return i / N * block_bytes + column_offset(0, l) + i % N * leaf_sizes[l];
+  }
+  static constexpr bool check(std::size_t capacity) {
+    if (capacity % N != 0) return false;
+    for (std::size_t j = 0; j < leaves; ++j)
+      if (column_offset(0, j) + N * leaf_sizes[j] > column_offset(0, j + 1) || column_offset(0, j) % vector_bytes != 0) return false;
+    return block_bytes % vector_bytes == 0;
+  }
+  static constexpr bool proven() { return check(0) && check(N) && check(round_capacity(99991)) && layout::packet_aligned_blocks<aosoa_mapping>(); }
+};
+
+/// Owning AoSoA container: soa_vector's interface (views, record iterators, packets, transform,
+/// for_each, reduce, push_back/append/resize) over blocks of N records.
+template <class T, std::size_t N = detail::default_aosoa_block<T>, memory_space Space = memory_space::device>
+using aosoa_vector = basic_vector<T, aosoa_mapping<T, N>, Space>;
+template <class T, std::size_t N = detail::default_aosoa_block<std::remove_const_t<T>>>
+using aosoa_view = basic_view<T, aosoa_mapping<std::remove_const_t<T>, N>>;
+
+}  // namespace strata
