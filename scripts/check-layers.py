@@ -15,7 +15,7 @@ LAYERS = [
     ("memory", ["memory/"]),
     ("views", ["container/view.hpp", "container/soa_view.hpp", "container/aos_view.hpp", "container/matrix.hpp"]),
     ("iterator", ["iterator/"]),
-    ("convert kernels", ["convert/transpose.hpp", "convert/gather.hpp", "convert/host_transfer.hpp", "convert/runtime.hpp"]),
+    ("convert kernels", ["convert/transpose.hpp", "convert/gather.hpp", "convert/host_transfer.hpp", "convert/runtime.hpp", "convert/columnar.hpp"]),
     # Every other container/ header: the generic container, its aliases and the containers of added
     # mappings (a mapping header that also names its container sits here).
     ("owning containers", ["container/"]),

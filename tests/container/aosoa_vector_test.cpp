@@ -209,3 +209,28 @@ TEST(AosoaAlgorithms, OtherBlockSizesAndHostMemory) {
   strata::synchronize(strata::stream_t{});
   expect_equal(e, ref);
 }
+
+// Columnar copies between foreign views that end where their memory does: the last unit of each
+// leaf moves element by element, and nothing past n is read or written.
+TEST(AosoaAlgorithms, ConvertBetweenForeignViewsTouchesOnlyTheirRecords) {
+  for (std::size_t n : {std::size_t(1), std::size_t(5), std::size_t(1001), std::size_t(4099)}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    auto ref = random_records<mixed>(n);
+    auto sentinel = random_records<mixed>(n + 40, 7);
+    const strata::soa_vector<mixed> src_owner(ref);
+    strata::soa_vector<mixed> dst_owner(sentinel);
+    auto c = [&](auto col) { return cuda::std::span<const std::remove_const_t<typename decltype(col)::element_type>>(col.data(), n); };
+    auto m = [&](auto col) { return cuda::std::span<typename decltype(col)::element_type>(col.data(), n); };
+    auto src = strata::make_soa_view<mixed>(strata::index_t(n), strata::alignment::vector, c(src_owner.column<0>()), c(src_owner.column<1>()),
+                                            c(src_owner.column<2>()), c(src_owner.column<3>()));
+    auto dst = strata::make_soa_view<mixed>(strata::index_t(n), strata::alignment::vector, m(dst_owner.column<0>()), m(dst_owner.column<1>()),
+                                            m(dst_owner.column<2>()), m(dst_owner.column<3>()));
+    aosoa_vector<mixed> mid(n);
+    EXPECT_EQ(strata::convert(src, mid), strata::path::vectorized);
+    EXPECT_EQ(strata::convert(mid, dst), strata::path::vectorized);
+    strata::synchronize(strata::stream_t{});
+    auto want = sentinel;
+    std::copy(ref.begin(), ref.end(), want.begin());
+    EXPECT_EQ(first_difference<mixed>(dst_owner.to_host(), want), -1);
+  }
+}

@@ -331,22 +331,28 @@ class basic_vector {
   template <memory_space S>
   void copy_records(size_type at, const basic_vector<T, M, S>& src, size_type from, size_type n, stream_t stream) {
     if (n == 0) return;
-    if (M::block == 0 || at % M::block == from % M::block) {
-      // Same position inside a block: byte runs line up on both sides.
+    // Same position inside a block (always, for SoA): byte runs line up on both sides.
+    auto by_runs = [&] {
       for_each_run(capacity_, at, n, [&](int leaf, size_type off, size_type bytes, size_type i) {
         const size_type j = i - at + from;  // the same record on the source side
-        const size_type src_off = leaf >= 0 ? M::leaf_offset(src.capacity_, j, std::size_t(leaf)) : j / M::block * M::block_bytes;
+        size_type src_off = 0;
+        if constexpr (M::block == 0) src_off = M::leaf_offset(src.capacity_, j, std::size_t(leaf));
+        else src_off = leaf >= 0 ? M::leaf_offset(src.capacity_, j, std::size_t(leaf)) : j / M::block * M::block_bytes;
         copy_bytes_async(buf_.data() + off, src.buf_.data() + src_off, bytes, stream);
       });
-      return;
-    }
-    if constexpr (S != Space) {
+    };
+    if constexpr (M::block == 0) {
+      by_runs();
+    } else if (at % M::block == from % M::block) {
+      by_runs();
+    } else if constexpr (S != Space) {
+      const size_type shift = from % M::block;
       basic_vector<T, M, Space> staged;  // the record copy below runs inside one memory space
       staged.device_ = device_;
-      staged.allocate(layout_type::round_capacity(from % M::block + n));
-      staged.copy_records(from % M::block, src, from, n, stream);
+      staged.allocate(layout_type::round_capacity(shift + n));
+      staged.copy_records(shift, src, from, n, stream);
       synchronize(stream);
-      copy_records(at, staged, from % M::block, n, stream);
+      copy_records(at, staged, shift, n, stream);
       synchronize(stream);
     } else {
       detail::device_guard on(device_);

@@ -9,6 +9,7 @@
 #include <strata/container/aos_vector.hpp>
 #include <strata/container/soa_vector.hpp>
 #include <strata/algorithm/transform.hpp>
+#include <strata/convert/columnar.hpp>
 #include <strata/convert/transpose.hpp>
 #include <strata/memory/error.hpp>
 
@@ -69,8 +70,9 @@ inline constexpr bool is_aos_view<aos_view<T>> = true;
 }  // namespace detail
 
 /// src -> dst, any two layouts of the same record and size: views or containers (aos_*, soa_*,
-/// aosoa_*, basic_*). AoS on either side runs the transposes; two columnar layouts run packets
-/// when both sides take 16-byte access, record by record otherwise (the returned path says which).
+/// aosoa_*, basic_*). AoS on either side runs the transposes; two columnar layouts move each leaf
+/// in 16-byte units when every leaf is 1, 2, 4, 8 or 16 bytes and both sides are 16-byte aligned,
+/// record by record otherwise (the returned path says which).
 template <class Src, class Dst>
 path convert(const Src& src_arg, Dst&& dst_arg, stream_t stream = {}) {
   auto src = detail::as_const_view(src_arg);
@@ -84,6 +86,15 @@ path convert(const Src& src_arg, Dst&& dst_arg, stream_t stream = {}) {
     soa_to_aos(src, dst, stream);
     return path::vectorized;
   } else {
+    using record = typename decltype(dst)::value_type;
+    if (src.size() != dst.size()) detail::throw_size_error("strata::convert: output records", dst.size(), src.size());
+    detail::launch_scope scope("strata::convert", stream, {detail::described(src, "input"), detail::described(dst, "output")});
+    if constexpr (layout::record_descriptor<record>::all_leaves_vectorizable) {
+      if (detail::columnar_copy_applies(src, dst)) {
+        detail::columnar_copy(src, dst, stream);
+        return path::vectorized;
+      }
+    }
     return transform(src, dst, detail::same_record{}, stream);
   }
 }
