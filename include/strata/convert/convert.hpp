@@ -70,9 +70,12 @@ inline constexpr bool is_aos_view<aos_view<T>> = true;
 }  // namespace detail
 
 /// src -> dst, any two layouts of the same record and size: views or containers (aos_*, soa_*,
-/// aosoa_*, basic_*). AoS on either side runs the transposes; two columnar layouts move each leaf
-/// in 16-byte units when every leaf is 1, 2, 4, 8 or 16 bytes and both sides are 16-byte aligned,
-/// record by record otherwise (the returned path says which).
+/// aosoa_*, basic_*). AoS on either side runs the transposes. Two columnar layouts run packets
+/// (transform's path: CUB's tuned kernel) when a packet gives every leaf whole 16-byte vectors;
+/// records whose packets are narrower than that (wide records with narrow leaves: a packet holds
+/// at most 256 bytes) move each leaf in 16-byte units instead (columnar.hpp). Leaves that are not
+/// 1, 2, 4, 8 or 16 bytes, or sides that are not 16-byte aligned, go record by record (the
+/// returned path says which).
 template <class Src, class Dst>
 path convert(const Src& src_arg, Dst&& dst_arg, stream_t stream = {}) {
   auto src = detail::as_const_view(src_arg);
@@ -89,7 +92,8 @@ path convert(const Src& src_arg, Dst&& dst_arg, stream_t stream = {}) {
     using record = typename decltype(dst)::value_type;
     if (src.size() != dst.size()) detail::throw_size_error("strata::convert: output records", dst.size(), src.size());
     detail::launch_scope scope("strata::convert", stream, {detail::described(src, "input"), detail::described(dst, "output")});
-    if constexpr (layout::record_descriptor<record>::all_leaves_vectorizable) {
+    using d = layout::record_descriptor<record>;
+    if constexpr (d::all_leaves_vectorizable && d::packet_width < d::column_quantum) {
       if (detail::columnar_copy_applies(src, dst)) {
         detail::columnar_copy(src, dst, stream);
         return path::vectorized;
