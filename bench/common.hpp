@@ -7,11 +7,20 @@
 
 #include <benchmark/benchmark.h>
 
+#include "../fixtures/random.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace strata_bench {
+
+/// Benchmark inputs: random records from a fixed seed, the same on every run.
+template <class T>
+std::vector<T> records(std::size_t n, std::uint64_t salt = 0) {
+  return strata_fixtures::seeded_records<T>(n, 0x5eedu, salt);
+}
 
 #if defined(STRATA_BACKEND_CUDA)
 #define STRATA_BENCH_CHECK(expr) strata::detail::cuda_check((expr), #expr)

@@ -11,12 +11,11 @@
 #include <strata/convert/convert.hpp>
 #include <strata/convert/runtime.hpp>
 
-#include "common/records.hpp"
-#include "common/testing.hpp"
+#include "../fixtures/records.hpp"
 
 namespace {
 
-using namespace strata_test;
+using namespace strata_fixtures;
 
 template <class T>
 std::int64_t records() {
@@ -33,7 +32,7 @@ struct fixture {
   strata::buffer aos{std::size_t(n) * sizeof(T), strata::memory_space::device};
   strata::soa_vector<T> soa{std::size_t(n)};
   fixture() {
-    auto host = random_records<T>(std::size_t(n));
+    auto host = strata_bench::records<T>(std::size_t(n));
     strata::copy_bytes(aos.data(), host.data(), aos.bytes());
   }
   T* data() { return reinterpret_cast<T*>(aos.data()); }
@@ -159,7 +158,7 @@ void runtime_soa_to_aos(benchmark::State& state) {
 // Host -> device: 1 GiB of particles in a pageable std::vector.
 std::int64_t host_records() { return strata_bench::scaled(std::int64_t(1) << 30) / std::int64_t(sizeof(particle)); }
 std::vector<particle>& host_particles() {
-  static auto v = random_records<particle>(std::size_t(host_records()));
+  static auto v = strata_bench::records<particle>(std::size_t(host_records()));
   return v;
 }
 void strata_host_to_soa(benchmark::State& state) {

@@ -9,8 +9,7 @@
 #include <strata/algorithm/transform.hpp>
 #include <strata/container/soa_vector.hpp>
 
-#include "common/records.hpp"
-#include "common/testing.hpp"
+#include "../fixtures/records.hpp"
 
 #include <thrust/device_ptr.h>
 #include <thrust/iterator/zip_iterator.h>
@@ -23,7 +22,7 @@
 
 namespace {
 
-using strata_test::particle;
+using strata_fixtures::particle;
 constexpr int batch = 200;
 constexpr float dt = 0.01f;
 
@@ -91,13 +90,13 @@ void back_to_back(benchmark::State& state, double bytes, double n, Call&& call) 
 strata::soa_vector<particle>& particles(std::int64_t n) {
   static std::map<std::int64_t, strata::soa_vector<particle>> cache;
   auto [it, fresh] = cache.try_emplace(n);
-  if (fresh) it->second = strata::soa_vector<particle>(strata_test::random_records<particle>(std::size_t(n)));
+  if (fresh) it->second = strata::soa_vector<particle>(strata_bench::records<particle>(std::size_t(n)));
   return it->second;
 }
 strata::soa_vector<scalar>& column(std::int64_t n) {
   static std::map<std::int64_t, strata::soa_vector<scalar>> cache;
   auto [it, fresh] = cache.try_emplace(n);
-  if (fresh) it->second = strata::soa_vector<scalar>(strata_test::random_records<scalar>(std::size_t(n)));
+  if (fresh) it->second = strata::soa_vector<scalar>(strata_bench::records<scalar>(std::size_t(n)));
   return it->second;
 }
 

@@ -16,8 +16,7 @@
 #include <strata/algorithm/sort.hpp>
 #include <strata/container/soa_vector.hpp>
 
-#include "common/records.hpp"
-#include "common/testing.hpp"
+#include "../fixtures/records.hpp"
 
 #include <thrust/device_ptr.h>
 #include <thrust/device_vector.h>
@@ -35,7 +34,7 @@
 
 namespace {
 
-using strata_test::particle;
+using strata_fixtures::particle;
 using u32 = std::uint32_t;
 
 std::int64_t count() { return strata_bench::scaled(std::int64_t(1) << 26); }
@@ -58,7 +57,7 @@ void timed_from(benchmark::State& state, double bytes, double n, Setup&& setup, 
 }
 
 struct state_t {
-  std::vector<particle> host = strata_test::random_records<particle>(std::size_t(count()), 99);
+  std::vector<particle> host = strata_bench::records<particle>(std::size_t(count()), 99);
   strata::soa_vector<particle> pristine{host}, work{host};
   strata::buffer keys0{std::size_t(count()) * 4, strata::memory_space::device}, keys{std::size_t(count()) * 4, strata::memory_space::device};
   state_t() {

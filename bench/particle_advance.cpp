@@ -13,8 +13,7 @@
 #include <strata/container/soa_vector.hpp>
 #include <strata/iterator/packet.hpp>
 
-#include "common/records.hpp"
-#include "common/testing.hpp"
+#include "../fixtures/records.hpp"
 
 #include <thrust/device_ptr.h>
 #include <thrust/iterator/zip_iterator.h>
@@ -23,7 +22,7 @@
 
 namespace {
 
-using strata_test::particle;
+using strata_fixtures::particle;
 constexpr float dt = 0.01f;
 
 struct advance {
@@ -42,7 +41,7 @@ struct advance_tuple {
 };
 
 struct advance_nested {
-  STRATA_HD strata_test::nested_particle operator()(strata_test::nested_particle p) const {
+  STRATA_HD strata_fixtures::nested_particle operator()(strata_fixtures::nested_particle p) const {
     p.pos.x += p.vel.x * dt;
     p.pos.y += p.vel.y * dt;
     p.pos.z += p.vel.z * dt;
@@ -54,7 +53,7 @@ std::int64_t particles() { return strata_bench::scaled(std::int64_t(1) << 26); }
 double bytes() { return double(particles()) * 9 * sizeof(float); }  // 6 columns read, 3 written
 
 strata::soa_vector<particle>& soa() {
-  static strata::soa_vector<particle> v(strata_test::random_records<particle>(std::size_t(particles())));
+  static strata::soa_vector<particle> v(strata_bench::records<particle>(std::size_t(particles())));
   return v;
 }
 
@@ -86,7 +85,7 @@ void strata_transform(benchmark::State& state) {
 }
 
 void aosoa_transform(benchmark::State& state) {
-  static strata::aosoa_vector<particle> v(strata_test::random_records<particle>(std::size_t(particles())));
+  static strata::aosoa_vector<particle> v(strata_bench::records<particle>(std::size_t(particles())));
   auto in = strata::project<&particle::x, &particle::y, &particle::z, &particle::vx, &particle::vy, &particle::vz>(v);
   auto out = strata::project<&particle::x, &particle::y, &particle::z>(v);
   strata_bench::run_timed(state, bytes(), double(v.size()), [&] { strata::transform(in, out, advance{}); });
@@ -143,7 +142,7 @@ void hand_float4(benchmark::State& state) {
 }
 
 void aos_plain(benchmark::State& state) {
-  auto host = strata_test::random_records<particle>(std::size_t(particles()));
+  auto host = strata_bench::records<particle>(std::size_t(particles()));
   strata::buffer b(host.size() * sizeof(particle), strata::memory_space::device);
   strata::copy_bytes(b.data(), host.data(), b.bytes());
   auto* p = reinterpret_cast<particle*>(b.data());
@@ -159,14 +158,14 @@ void aos_plain(benchmark::State& state) {
 }
 
 void aos_padded(benchmark::State& state) {
-  strata::aos_vector<particle> v(strata_test::random_records<particle>(std::size_t(particles())));
+  strata::aos_vector<particle> v(strata_bench::records<particle>(std::size_t(particles())));
   strata_bench::run_timed(state, bytes(), double(v.size()),
                           [&] { thrust::transform(v.begin(), v.end(), v.begin(), advance{}); });
 }
 
-using strata_test::nested_particle;
+using strata_fixtures::nested_particle;
 strata::soa_vector<nested_particle>& nested() {
-  static strata::soa_vector<nested_particle> v(strata_test::random_records<nested_particle>(std::size_t(particles())));
+  static strata::soa_vector<nested_particle> v(strata_bench::records<nested_particle>(std::size_t(particles())));
   return v;
 }
 void nested_packets(benchmark::State& state) {
@@ -188,12 +187,12 @@ void nested_thrust_zip(benchmark::State& state) {
   auto& v = nested();
   auto c = [&](auto col) { return thrust::device_pointer_cast(col.data()); };
   using strata::member;
-  auto x = c(v.column<member<&nested_particle::pos, &strata_test::vec3::x>>());
-  auto y = c(v.column<member<&nested_particle::pos, &strata_test::vec3::y>>());
-  auto z = c(v.column<member<&nested_particle::pos, &strata_test::vec3::z>>());
-  auto in = thrust::make_zip_iterator(x, y, z, c(v.column<member<&nested_particle::vel, &strata_test::vec3::x>>()),
-                                      c(v.column<member<&nested_particle::vel, &strata_test::vec3::y>>()),
-                                      c(v.column<member<&nested_particle::vel, &strata_test::vec3::z>>()));
+  auto x = c(v.column<member<&nested_particle::pos, &strata_fixtures::vec3::x>>());
+  auto y = c(v.column<member<&nested_particle::pos, &strata_fixtures::vec3::y>>());
+  auto z = c(v.column<member<&nested_particle::pos, &strata_fixtures::vec3::z>>());
+  auto in = thrust::make_zip_iterator(x, y, z, c(v.column<member<&nested_particle::vel, &strata_fixtures::vec3::x>>()),
+                                      c(v.column<member<&nested_particle::vel, &strata_fixtures::vec3::y>>()),
+                                      c(v.column<member<&nested_particle::vel, &strata_fixtures::vec3::z>>()));
   auto out = thrust::make_zip_iterator(x, y, z);
   strata_bench::run_timed(state, bytes(), double(v.size()),
                           [&] { thrust::transform(in, in + std::ptrdiff_t(v.size()), out, advance_tuple{}); });

@@ -6,9 +6,8 @@
 #include <strata/algorithm/reduce.hpp>
 #include <strata/container/soa_vector.hpp>
 
-#include "common/functors.hpp"
-#include "common/records.hpp"
-#include "common/testing.hpp"
+#include "../fixtures/functors.hpp"
+#include "../fixtures/records.hpp"
 
 #include <thrust/device_ptr.h>
 #include <thrust/iterator/zip_iterator.h>
@@ -21,13 +20,13 @@
 
 namespace {
 
-using strata_test::particle;
+using strata_fixtures::particle;
 
 std::int64_t floats() { return strata_bench::scaled(std::int64_t(1) << 28); }
 strata::buffer& values() {
   static strata::buffer b = [] {
     std::vector<float> h(static_cast<std::size_t>(floats()));
-    std::mt19937_64 g(strata_test::test_seed());
+    std::mt19937_64 g(0x5eedu);
     for (auto& x : h) x = std::uniform_real_distribution<float>(-1, 1)(g);
     strata::buffer d(h.size() * sizeof(float), strata::memory_space::device);
     strata::copy_bytes(d.data(), h.data(), d.bytes());
@@ -42,9 +41,9 @@ void strata_sum(benchmark::State& state) {
   cuda::std::span<const float> col(data(), std::size_t(floats()));
   strata_bench::run_timed(state, double(floats()) * 4, double(floats()), [&] {
 #if defined(STRATA_BACKEND_CUDA)
-    strata::reduce_async(col, 0.0f, strata_test::plus_f{}, reinterpret_cast<float*>(result.data()));
+    strata::reduce_async(col, 0.0f, strata_fixtures::plus_f{}, reinterpret_cast<float*>(result.data()));
 #else
-    benchmark::DoNotOptimize(strata::reduce(col, 0.0f, strata_test::plus_f{}));
+    benchmark::DoNotOptimize(strata::reduce(col, 0.0f, strata_fixtures::plus_f{}));
 #endif
   });
 }
@@ -71,12 +70,12 @@ void thrust_sum(benchmark::State& state) {
 // Kinetic energy: 16 bytes read per particle (vx, vy, vz, mass).
 std::int64_t particles() { return strata_bench::scaled(std::int64_t(1) << 26); }
 strata::soa_vector<particle>& soa() {
-  static strata::soa_vector<particle> v(strata_test::random_records<particle>(std::size_t(particles())));
+  static strata::soa_vector<particle> v(strata_bench::records<particle>(std::size_t(particles())));
   return v;
 }
 struct energy_tuple {
   STRATA_HD double operator()(const thrust::tuple<float, float, float, float>& t) const {
-    return strata_test::kinetic_energy{}(particle{0, 0, 0, thrust::get<0>(t), thrust::get<1>(t), thrust::get<2>(t), thrust::get<3>(t)});
+    return strata_fixtures::kinetic_energy{}(particle{0, 0, 0, thrust::get<0>(t), thrust::get<1>(t), thrust::get<2>(t), thrust::get<3>(t)});
   }
 };
 
@@ -84,10 +83,10 @@ void strata_energy(benchmark::State& state) {
   auto proj = strata::project<&particle::vx, &particle::vy, &particle::vz, &particle::mass>(soa());
   strata_bench::run_timed(state, double(particles()) * 16, double(particles()), [&] {
 #if defined(STRATA_BACKEND_CUDA)
-    strata::transform_reduce_async(proj, strata_test::kinetic_energy{}, 0.0, strata_test::plus_d{},
+    strata::transform_reduce_async(proj, strata_fixtures::kinetic_energy{}, 0.0, strata_fixtures::plus_d{},
                                    reinterpret_cast<double*>(result.data()));
 #else
-    benchmark::DoNotOptimize(strata::transform_reduce(proj, strata_test::kinetic_energy{}, 0.0, strata_test::plus_d{}));
+    benchmark::DoNotOptimize(strata::transform_reduce(proj, strata_fixtures::kinetic_energy{}, 0.0, strata_fixtures::plus_d{}));
 #endif
   });
 }
@@ -99,7 +98,7 @@ void thrust_zip_energy(benchmark::State& state) {
                                       c(v.column<&particle::vz>()), c(v.column<&particle::mass>()));
   strata_bench::run_timed(state, double(particles()) * 16, double(particles()), [&] {
     benchmark::DoNotOptimize(
-        thrust::transform_reduce(in, in + particles(), energy_tuple{}, 0.0, strata_test::plus_d{}));
+        thrust::transform_reduce(in, in + particles(), energy_tuple{}, 0.0, strata_fixtures::plus_d{}));
   });
 }
 

@@ -4,6 +4,10 @@ a layer below it, never above. Reads the #include <strata/...> lines of every he
 include/strata and exits 1 naming each include that runs upward, or a header no layer claims.
 
   check-layers.py [include/strata]
+  check-layers.py --no-test-includes DIR...
+      Benchmarks, examples and the tools are not tests: exits 1 naming each #include in a source
+      under DIR... that reaches into tests/ (tests/common/testing.hpp pulls in GoogleTest; the
+      shared records live in fixtures/).
 """
 import os, re, sys
 
@@ -33,7 +37,28 @@ def layer_of(rel):
     return None
 
 
+def check_no_test_includes(dirs):
+    problems, checked = [], 0
+    for d in dirs:
+        for dirpath, _, files in os.walk(d):
+            for f in sorted(files):
+                if not f.endswith((".hpp", ".cpp", ".cu", ".h")):
+                    continue
+                path = os.path.join(dirpath, f)
+                checked += 1
+                for n, line in enumerate(open(path, errors="replace"), 1):
+                    m = re.match(r'\s*#\s*include\s*[<"]([^>"]+)[>"]', line)
+                    if m and re.search(r'(^|/)(tests/|common/(testing|records|functors|foreign)\.hpp)', m.group(1)):
+                        problems.append(f"{path}:{n}: includes the test header {m.group(1)}")
+    for p in problems:
+        print(p)
+    print(f"{checked} sources outside tests/, {len(problems)} test-header includes")
+    return 1 if problems or checked == 0 else 0
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--no-test-includes":
+        return check_no_test_includes(sys.argv[2:])
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "include", "strata")
     problems, checked = [], 0
     for dirpath, _, files in os.walk(root):

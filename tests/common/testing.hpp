@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include "../../fixtures/random.hpp"
+#include "records.hpp"
+
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
@@ -40,37 +43,10 @@ std::vector<std::size_t> sizes_for() {
   return {0, 1, 3, w - 1, w, w + 1, 99991, 1000000};
 }
 
-template <class F>
-F random_value(std::mt19937_64& g) {
-  if constexpr (std::is_floating_point_v<F>) {
-    return static_cast<F>(std::uniform_real_distribution<double>(-1.0, 1.0)(g));
-  } else if constexpr (std::is_integral_v<F>) {
-    return static_cast<F>(g());
-  } else {
-    F v;  // aggregates of scalars: random bytes
-    unsigned char* b = reinterpret_cast<unsigned char*>(&v);
-    for (std::size_t i = 0; i < sizeof(F); ++i) b[i] = static_cast<unsigned char>(g());
-    return v;
-  }
-}
-
-template <class T>
-T random_record(std::mt19937_64& g) {
-  T r;
-  std::memset(static_cast<void*>(&r), 0, sizeof r);
-  strata::reflect::for_each_leaf<T>([&](auto i) {
-    constexpr std::size_t L = decltype(i)::value;
-    strata::reflect::leaf<L>(r) = random_value<strata::reflect::leaf_type_t<T, L>>(g);
-  });
-  return r;
-}
-
+/// Fresh random records for a test: the run's seed (printed by STRATA_SEED_TRACE), mixed with n and salt.
 template <class T>
 std::vector<T> random_records(std::size_t n, std::uint64_t salt = 0) {
-  std::mt19937_64 g(test_seed() ^ (salt * 0x9E3779B97F4A7C15ull) ^ n);
-  std::vector<T> v(n);
-  for (auto& r : v) r = random_record<T>(g);
-  return v;
+  return strata_fixtures::seeded_records<T>(n, test_seed(), salt);
 }
 
 /// Records filled with 0xA5 bytes: any element an operation fails to write shows up.
