@@ -215,7 +215,7 @@ TEST(Transform, HostMemoryReachesNoDeviceKernel) {
       EXPECT_NE(m.find(named), std::string::npos) << m;
     }
   };
-  expect_refused([&] { strata::transform(h, h, drift{}); }, "transform", "1000 records of strata_test::particle");
+  expect_refused([&] { strata::transform(h, h, drift{}); }, "transform", "1000 records of strata_fixtures::particle");
   expect_refused([&] { strata::transform(d, h, drift{}); }, "transform to host", "the output");
   expect_refused([&] { strata::transform(h, d, drift{}); }, "transform from host", "the input");
   expect_refused([&] { strata::for_each(h, kick{}); }, "for_each", "particle");
