@@ -17,6 +17,8 @@
 #include <cstring>
 #include <iterator>
 #include <numeric>
+#include <random>
+#include <string>
 
 using namespace strata_test;
 
@@ -204,6 +206,47 @@ TYPED_TEST(CompactionRecords, EraseCopyAndPartitionMatchStd) {
 struct opaque_half {
   STRATA_HD bool operator()(const with_opaque& r) const { return (r.id & 1) == 0; }
 };
+/// pick(i): byte i of a device array is set.
+struct byte_set {
+  const std::uint8_t* flags;
+  STRATA_HD bool operator()(strata::index_t i) const { return flags[i] != 0; }
+};
+
+// The index selection migrate uses: block counts, their scan, and the writing pass of the blocks
+// that picked something, against a sequential loop. Sizes around the 2048-record block and a warp,
+// densities none / all / alternating / sparse / about half, and an offset added to every index.
+TEST(Lifecycle, SelectIndicesListsPickedIndicesInOrder) {
+  STRATA_SEED_TRACE();
+  std::mt19937_64 g(test_seed());
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(31), std::size_t(2047), std::size_t(2048), std::size_t(2049),
+                        std::size_t(100003), std::size_t(1) << 20})
+    for (int density : {0, 1, 2, 3, 4}) {
+      SCOPED_TRACE("n = " + std::to_string(n) + ", density " + std::to_string(density));
+      std::vector<std::uint8_t> flags(n);
+      for (std::size_t i = 0; i < n; ++i)
+        flags[i] = std::uint8_t(density == 0 ? 0 : density == 1 ? 1 : density == 2 ? i % 2 : density == 3 ? g() % 997 == 0 : g() % 2);
+      const std::int64_t first = 12345;
+      std::vector<std::int64_t> want;
+      for (std::size_t i = 0; i < n; ++i)
+        if (flags[i]) want.push_back(first + std::int64_t(i));
+      strata::buffer fb(std::max<std::size_t>(n, 1), strata::memory_space::device);
+      strata::copy_bytes(fb.data(), flags.data(), n);
+      // One slot more than n, all preset: nothing is written past the picked ones.
+      strata::buffer ob(sizeof(std::int64_t) * (n + 2), strata::memory_space::device);
+      std::vector<std::int64_t> preset(n + 2, -7);
+      strata::copy_bytes(ob.data(), preset.data(), ob.bytes());
+      auto* out = reinterpret_cast<std::int64_t*>(ob.data());
+      strata::detail::select_indices_async(byte_set{reinterpret_cast<const std::uint8_t*>(fb.data())}, strata::index_t(n), first, out + 1, out,
+                                           strata::stream_t{}, "test selection");
+      strata::synchronize(strata::stream_t{});
+      std::vector<std::int64_t> got(n + 2);
+      strata::copy_bytes(got.data(), ob.data(), ob.bytes());
+      ASSERT_EQ(got[0], std::int64_t(want.size()));
+      for (std::size_t k = 0; k < want.size(); ++k) ASSERT_EQ(got[k + 1], want[k]) << "index " << k;
+      for (std::size_t k = want.size() + 1; k < n + 2; ++k) ASSERT_EQ(got[k], -7) << "slot " << k << " written";
+    }
+}
+
 TEST(Lifecycle, PartitionCopyWithoutPackets) {
   STRATA_SEED_TRACE();
   for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(4097), std::size_t(100003)}) {
