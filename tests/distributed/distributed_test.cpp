@@ -15,6 +15,7 @@
 #include <iterator>
 #include <map>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -181,7 +182,9 @@ TEST(Distributed, MigrateSendsEveryRecordToItsRank) {
       for (int r = 0; r < ranks; ++r) held[std::size_t(r)] = d.shard(r).to_host();
       want = after_migrate(held, slab_of{ranks}, expect_moved);
       EXPECT_EQ(d.migrate(slab_of{ranks}).sent, expect_moved);
-      if (ranks > 1 && n > 4000) EXPECT_GT(expect_moved, 0);
+      if (ranks > 1 && n > 4000) {
+        EXPECT_GT(expect_moved, 0);
+      }
       expect_shards(d, want);
       EXPECT_EQ(d.size(), std::int64_t(n));
     }
@@ -279,6 +282,57 @@ TEST(Distributed, DestinationsOutOfRangeAreRefusedBeforeAnythingMoves) {
   ASSERT_EQ(back.size(), host.size());
   for (std::size_t i = 0; i < host.size(); ++i) ASSERT_TRUE(same(back[i], host[i])) << "record " << i << " moved or changed";
 }
+
+#if defined(STRATA_BACKEND_CUDA)
+/// The layout of a job of one process per GPU: each rank joins through ncclCommInitRank with the
+/// unique id rank 0 made and drives only its own shard (a host thread per rank stands in for a
+/// process). Counts then cross between ranks through NCCL, not host memory.
+TEST(Distributed, RanksThatJoinSeparatelyMigrateAsOneJob) {
+  STRATA_SEED_TRACE();
+  const int ranks = rank_counts().back();
+  if (ranks < 2) GTEST_SKIP() << "needs two GPUs";
+  const std::size_t n = 100003;
+  auto host = strata_test::random_records<particle>(n, 11);
+  for (auto& p : host) p.x = std::fmod(std::abs(p.x), 2.0f) - 1.0f, p.vx = std::fmod(p.vx, 0.05f);
+  std::vector<std::vector<particle>> held(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r)
+    held[std::size_t(r)].assign(host.begin() + std::ptrdiff_t(n * std::size_t(r) / std::size_t(ranks)),
+                                host.begin() + std::ptrdiff_t(n * std::size_t(r + 1) / std::size_t(ranks)));
+  std::int64_t expect_moved = 0;
+  const auto want = after_migrate(held, slab_of{ranks}, expect_moved);
+  const ncclUniqueId id = dist::communicator::unique_id();
+  std::vector<std::vector<particle>> got(static_cast<std::size_t>(ranks));
+  std::vector<std::int64_t> sent(static_cast<std::size_t>(ranks)), received(static_cast<std::size_t>(ranks)), total(static_cast<std::size_t>(ranks));
+  std::vector<std::string> errors(static_cast<std::size_t>(ranks));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        auto comm = dist::communicator::join(id, ranks, r, r);
+        dist::distributed_soa_vector<particle> d(comm);
+        d.scatter(held[std::size_t(r)]);
+        const auto moved = d.migrate(slab_of{ranks});
+        sent[std::size_t(r)] = moved.sent, received[std::size_t(r)] = moved.received;
+        total[std::size_t(r)] = d.size();
+        got[std::size_t(r)] = d.gather();
+      } catch (const std::exception& e) {
+        errors[std::size_t(r)] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  std::int64_t all_sent = 0, all_received = 0;
+  for (int r = 0; r < ranks; ++r) {
+    ASSERT_EQ(errors[std::size_t(r)], "") << "rank " << r;
+    EXPECT_EQ(total[std::size_t(r)], std::int64_t(n)) << "rank " << r << " sees the job's size";
+    all_sent += sent[std::size_t(r)], all_received += received[std::size_t(r)];
+    ASSERT_EQ(got[std::size_t(r)].size(), want[std::size_t(r)].size()) << "rank " << r;
+    for (std::size_t i = 0; i < got[std::size_t(r)].size(); ++i)
+      ASSERT_TRUE(same(got[std::size_t(r)][i], want[std::size_t(r)][i])) << "rank " << r << " record " << i;
+  }
+  EXPECT_EQ(all_sent, expect_moved);
+  EXPECT_EQ(all_received, expect_moved);
+}
+#endif
 
 #if !defined(STRATA_BACKEND_CUDA)
 TEST(Distributed, StandInRefusesUnmatchedTransfers) {

@@ -22,13 +22,13 @@
 
 namespace strata::detail {
 
-/// Waits until done() holds: spins for up to about half a millisecond, then returns false so the
-/// caller can block. A staging transfer hands the pool a chunk every few hundred microseconds;
-/// waking sleeping threads through a condition variable each time cost about 10% of a 1 GiB
-/// transfer on the H200 machine (16 cores), which spinning between chunks avoids.
+/// Waits until done() holds: spins for up to `spin` (half a millisecond by default), then returns
+/// false so the caller can block. A staging transfer hands the pool a chunk every few hundred
+/// microseconds; waking sleeping threads through a condition variable each time cost about 10% of
+/// a 1 GiB transfer on the H200 machine (16 cores), which spinning between chunks avoids.
 template <class Done>
-bool spin_until(Done done) {
-  const auto limit = std::chrono::steady_clock::now() + std::chrono::microseconds(500);
+bool spin_until(Done done, std::chrono::microseconds spin = std::chrono::microseconds(500)) {
+  const auto limit = std::chrono::steady_clock::now() + spin;
   for (unsigned i = 1;; ++i) {
     if (done()) return true;
 #if defined(__SSE2__)

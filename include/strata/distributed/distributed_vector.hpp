@@ -11,13 +11,19 @@
 #include <strata/algorithm/sort.hpp>
 #include <strata/algorithm/transform.hpp>
 #include <strata/container/soa_vector.hpp>
+#include <strata/convert/host_transfer.hpp>  // spin_until
 #include <strata/distributed/communicator.hpp>
 #include <strata/memory/scratch.hpp>
 
 #include <cuda/std/span>
 #include <thrust/iterator/counting_iterator.h>
 
+#include <atomic>
 #include <bit>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <cstdint>
 #include <limits>
 #include <exception>
@@ -54,20 +60,15 @@ struct rank_offsets {
     offsets[p] = lo;
   }
 };
-/// Whether record i's destination is not (rank_differs) or is (rank_same) rank `me`.
+/// Whether record first + i goes to rank `me` (stays = true) or elsewhere (stays = false).
 template <class View, class DestFn>
-struct rank_differs {
+struct goes_to {
   View v;
   DestFn dest;
   int me;
-  STRATA_HD bool operator()(std::int64_t i) const { return int(dest(v.load(index_t(i)))) != me; }
-};
-template <class View, class DestFn>
-struct rank_same {
-  View v;
-  DestFn dest;
-  int me;
-  STRATA_HD bool operator()(std::int64_t i) const { return int(dest(v.load(index_t(i)))) == me; }
+  index_t first;
+  bool stays;
+  STRATA_HD bool operator()(index_t i) const { return (int(dest(v.load(first + i))) == me) == stays; }
 };
 /// to[i] = from[idx[i]].
 template <class View>
@@ -76,13 +77,17 @@ struct gather_records {
   const std::int64_t* idx;
   STRATA_HD void operator()(index_t i) const { to.store(i, from.load(index_t(idx[i]))); }
 };
-/// v[to[j]] = v[from[j]] (the two index sets are disjoint).
+/// v[to[j]] = v[from[j]] for j < *count (the two index sets are disjoint; count is in device
+/// memory, written by the selection queued before on the same stream).
 template <class View>
 struct move_records {
   View v;
   const std::int64_t* to;
   const std::int64_t* from;
-  STRATA_HD void operator()(index_t j) const { v.store(index_t(to[j]), v.load(index_t(from[j]))); }
+  const std::int64_t* count;
+  STRATA_HD void operator()(index_t j) const {
+    if (j < *count) v.store(index_t(to[j]), v.load(index_t(from[j])));
+  }
 };
 /// Whether a record's destination is rank `me` (it stays).
 template <class DestFn>
@@ -94,11 +99,20 @@ struct stays_on {
     return int(dest(r)) == me;
   }
 };
-struct min_i32 {
-  STRATA_HD std::int32_t operator()(std::int32_t a, std::int32_t b) const { return a < b ? a : b; }
+/// The smallest and largest destination among some records, in one reduction.
+struct key_range {
+  std::int32_t lo, hi;
+  STRATA_HD key_range() : lo(0), hi(0) {}
+  STRATA_HD key_range(std::int32_t k) : lo(k), hi(k) {}
+  STRATA_HD key_range(std::int32_t l, std::int32_t h) : lo(l), hi(h) {}
 };
-struct max_i32 {
-  STRATA_HD std::int32_t operator()(std::int32_t a, std::int32_t b) const { return a > b ? a : b; }
+struct widen_range {
+  STRATA_HD key_range operator()(const key_range& a, const key_range& b) const {
+    return {a.lo < b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi};
+  }
+};
+struct as_range {
+  STRATA_HD key_range operator()(std::int32_t k) const { return key_range(k); }
 };
 template <class GhostFn>
 struct ghost_selected {
@@ -125,6 +139,88 @@ struct plus {
     return a + b;
   }
 };
+
+/// One host thread per local rank past the first, kept for the container's life: starting threads
+/// per call costs more than a small migration's GPU work (about 0.1 ms per thread on the 2 x H200
+/// machine). run(f) calls f(l) for every local rank l, rank 0 on the caller's thread, each worker
+/// on its own, and returns when all are done, rethrowing the first exception any of them threw.
+/// Workers spin for the next job for up to `idle_spin`, then sleep: a time-stepping loop calls
+/// migrate every millisecond or so, and a sleeping thread's wake-up would come on top of each.
+class rank_threads {
+ public:
+  explicit rank_threads(int ranks) : errors_(std::size_t(std::max(ranks, 1))) {
+    for (int l = 1; l < ranks; ++l) workers_.emplace_back([this, l] { serve(l); });
+  }
+  rank_threads(const rank_threads&) = delete;
+  rank_threads& operator=(const rank_threads&) = delete;
+  ~rank_threads() {
+    {
+      std::lock_guard<std::mutex> g(m_);
+      stop_.store(true);
+    }
+    wake_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+
+  template <class F>
+  void run(F& f) {
+    if (workers_.empty()) return f(0);
+    {
+      std::lock_guard<std::mutex> g(m_);
+      job_ = [&f](int l) { f(l); };
+      for (auto& e : errors_) e = nullptr;
+      pending_.store(int(workers_.size()));
+      generation_.store(generation_.load() + 1);
+    }
+    wake_.notify_all();
+    try {
+      f(0);
+    } catch (...) {
+      errors_[0] = std::current_exception();
+    }
+    if (!strata::detail::spin_until([&] { return pending_.load() == 0; })) {
+      std::unique_lock<std::mutex> g(m_);
+      done_.wait(g, [&] { return pending_.load() == 0; });
+    }
+    for (auto& e : errors_)
+      if (e) std::rethrow_exception(e);
+  }
+
+ private:
+  void serve(int l) {
+    unsigned long seen = 0;
+    for (;;) {
+      auto woken = [&] { return stop_.load() || generation_.load() != seen; };
+      if (!strata::detail::spin_until(woken, idle_spin)) {
+        std::unique_lock<std::mutex> g(m_);
+        wake_.wait(g, woken);
+      }
+      std::function<void(int)> job;
+      {
+        std::lock_guard<std::mutex> g(m_);
+        if (stop_.load()) return;
+        seen = generation_.load();
+        job = job_;
+      }
+      try {
+        job(l);
+      } catch (...) {
+        errors_[std::size_t(l)] = std::current_exception();
+      }
+      std::lock_guard<std::mutex> g(m_);
+      if (pending_.fetch_sub(1) == 1) done_.notify_all();
+    }
+  }
+  static constexpr std::chrono::microseconds idle_spin{5000};
+  std::mutex m_;
+  std::condition_variable wake_, done_;
+  std::function<void(int)> job_;
+  std::vector<std::exception_ptr> errors_;
+  std::atomic<int> pending_{0};
+  std::atomic<unsigned long> generation_{0};
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> workers_;
+};
 }  // namespace detail
 
 /// What one migrate() moved: records this process's ranks sent to other ranks and received.
@@ -135,7 +231,7 @@ struct migration_counts {
 template <class T>
 class distributed_soa_vector {
  public:
-  explicit distributed_soa_vector(communicator& comm) : comm_(&comm) {
+  explicit distributed_soa_vector(communicator& comm) : comm_(&comm), threads_(std::make_unique<detail::rank_threads>(comm.local_ranks())) {
     for (int l = 0; l < comm.local_ranks(); ++l) {
       strata::detail::device_guard g(comm.device(l));
       shards_.emplace_back();
@@ -146,9 +242,17 @@ class distributed_soa_vector {
   }
 
   communicator& comm() const { return *comm_; }
-  /// Local rank l's records (on its device).
-  soa_vector<T>& shard(int l) { return shards_.at(std::size_t(l)); }
-  const soa_vector<T>& shard(int l) const { return shards_.at(std::size_t(l)); }
+  /// Local rank l's records (on its device). The work queued on the rank's stream (transform,
+  /// migrate's moves) has finished when this returns, so the container's own operations, which
+  /// run on the default stream, see its results.
+  soa_vector<T>& shard(int l) {
+    settle(l);
+    return shards_.at(std::size_t(l));
+  }
+  const soa_vector<T>& shard(int l) const {
+    settle(l);
+    return shards_.at(std::size_t(l));
+  }
   /// Records on every rank of the job.
   std::int64_t size() const {
     std::vector<std::int64_t> local;
@@ -202,19 +306,21 @@ class distributed_soa_vector {
     return init + comm_->all_reduce_sum(partial);
   }
 
-  /// Sends every record to rank dest(record) (a global rank). One pass reads what dest needs and
-  /// lists the records that leave; then, when few leave (at most 1 in leave_ratio_limit), they
-  /// are gathered into a send buffer and the staying records from the shard's end fill their
-  /// places (work in proportion to the leaving records); when many leave, one streaming pass
-  /// splits the shard into the staying records, in order, and the leaving ones
-  /// (strata::partition_copy). The leaving records are grouped by destination, stably (no sort
-  /// when they all go to one rank). Per-destination counts are exchanged, then every column's runs
+  /// Sends every record to rank dest(record) (a global rank). One coalesced pass reads what dest
+  /// needs and flags the records that leave, and CUB lists them from the flags; then, when few
+  /// leave (at most 1 in leave_ratio_limit), they are gathered into a send buffer and the staying
+  /// records from the shard's end fill their places (work in proportion to the leaving records);
+  /// when many leave, one streaming pass splits the shard into the staying records, in order, and
+  /// the leaving ones (strata::partition_copy). The leaving records are grouped by destination,
+  /// stably (no sort when they all go to one rank). Per-destination counts are exchanged (in host
+  /// memory when every rank is in this process, through NCCL otherwise), then every column's runs
   /// go to their ranks in one NCCL group and arrive straight behind the receiver's records, in
   /// source-rank order. The ranks of this process do their local work at once (a host thread
   /// each). A rank's records afterwards: its staying records in their order (when few left, those
   /// from the last places moved into the holes, in increasing order), then the arrivals. A
   /// destination outside [0, size) throws before any record moves (every shard as it was). Send
-  /// and split buffers are kept between calls, so a steady migration allocates nothing.
+  /// and split buffers are kept between calls, so a steady migration allocates nothing. Returns
+  /// once every rank's stream has finished the exchange.
   template <class DestFn>
   migration_counts migrate(DestFn dest) {
     for (int l = 0; l < comm_->local_ranks(); ++l)
@@ -224,37 +330,45 @@ class distributed_soa_vector {
     std::vector<std::unique_ptr<strata::detail::scratch_block>> leaving(locals);
     std::vector<index_t> leaving_count(locals, 0);
     std::vector<char> split(locals, 0);
-    // Every rank lists, gathers and checks its leaving records before any shard changes.
+    // Every rank lists, gathers and checks its leaving records before any shard changes; one wait
+    // for the count of leaving records and one for the range of their destinations.
     on_every_rank([&](int l) {
       strata::detail::device_guard g(comm_->device(l));
       const std::size_t k = std::size_t(l);
       const stream_t st = comm_->stream(l);
       auto v = shards_[k].view();
       const index_t n = v.size();
-      leaving[k] = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * std::size_t(std::max<index_t>(n, 1)), st);
-      std::int64_t* idx = leaving[k]->as<std::int64_t>();
-      const index_t out = n == 0 ? 0
-                                 : strata::detail::select(thrust::counting_iterator<std::int64_t>(0), idx, n,
-                                                          detail::rank_differs<decltype(v), DestFn>{v, dest, comm_->rank(l)}, st,
-                                                          "strata migrate (leaving records)");
-      leaving_count[k] = out;
-      if (out > 0 && out > n / leave_ratio_limit) {
+      send[k].assign(std::size_t(comm_->size()), 0);
+      if (n == 0) return;
+      // One coalesced read of what dest needs counts the leaving records per block; only blocks
+      // with leaving records list them.
+      leaving[k] = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * (std::size_t(n) + 1), st);
+      std::int64_t* count = leaving[k]->as<std::int64_t>();
+      std::int64_t* idx = count + 1;
+      strata::detail::select_indices_async(detail::goes_to<decltype(v), DestFn>{v, dest, comm_->rank(l), 0, false}, n, 0, idx, count, st,
+                                           "strata migrate (leaving records)");
+      std::int64_t out = 0;
+      copy_bytes_async(&out, count, sizeof out, st);
+      synchronize(st);
+      leaving_count[k] = index_t(out);
+      if (out == 0) return;
+      if (out > n / leave_ratio_limit) {
         strata::partition_copy(shards_[k], spare_[k], outgoing_[k], detail::stays_on<DestFn>{dest, comm_->rank(l)}, st);
         split[k] = 1;
       } else {
         outgoing_[k].clear();
         outgoing_[k].resize_for_overwrite(std::size_t(out));
         auto o = outgoing_[k].view();
-        strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, idx}, out, st, "strata migrate (gather)");
+        strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, idx}, index_t(out), st, "strata migrate (gather)");
       }
       send[k] = group_by_destination(l, outgoing_[k], dest, "migrate");
     });
-    on_every_rank([&](int l) {
-      strata::detail::device_guard g(comm_->device(l));
-      const std::size_t k = std::size_t(l);
-      if (!split[k]) fill_holes(l, leaving[k]->as<std::int64_t>(), leaving_count[k], dest);
+    // Every destination is valid: the shards change (queued on each rank's stream, no wait).
+    for (std::size_t k = 0; k < locals; ++k) {
+      strata::detail::device_guard g(comm_->device(int(k)));
+      if (!split[k] && leaving_count[k] > 0) fill_holes(int(k), leaving[k]->as<std::int64_t>() + 1, leaving_count[k], dest);
       leaving[k].reset();  // freed on the rank's stream, its device current
-    });
+    }
     std::vector<soa_vector<T>*> into(locals);
     for (std::size_t k = 0; k < locals; ++k) into[k] = split[k] ? &spare_[k] : &shards_[k];
     const migration_counts moved = exchange(outgoing_, send, into);
@@ -311,6 +425,11 @@ class distributed_soa_vector {
  private:
   using counts = std::vector<std::vector<std::int64_t>>;  // [local rank][global rank]
 
+  void settle(int l) const {
+    strata::detail::device_guard g(comm_->device(l));
+    synchronize(comm_->stream(l));
+  }
+
   static void copy_columns(const soa_vector<T>& from, std::int64_t at, soa_vector<T>& to, std::int64_t to_at, std::int64_t n, stream_t st) {
     if (n <= 0) return;
     for (std::size_t c = 0; c < soa_vector<T>::leaves; ++c) {
@@ -322,22 +441,21 @@ class distributed_soa_vector {
 
   /// Closes the holes `count` leaving records (ascending indices idx) leave in local rank l's shard
   /// of n records: the staying records among the last `count` places move, in order, into the
-  /// holes below n - count, and the shard shrinks to n - count.
+  /// holes below n - count, and the shard shrinks to n - count. Queued on the rank's stream: the
+  /// number of holes stays in device memory, so nothing waits.
   template <class DestFn>
   void fill_holes(int l, const std::int64_t* idx, index_t count, DestFn dest) {
     soa_vector<T>& s = shards_[std::size_t(l)];
     const index_t n = index_t(s.size());
-    if (count == 0) return;
     const stream_t st = comm_->stream(l);
     auto v = s.view();
-    strata::detail::scratch_block fillers(sizeof(std::int64_t) * std::size_t(count), st);
+    strata::detail::scratch_block fillers(sizeof(std::int64_t) * (std::size_t(count) + 1), st);
+    std::int64_t* holes = fillers.as<std::int64_t>();
     // Holes below n - count are as many as staying records at or above it.
-    const index_t holes = strata::detail::select(thrust::counting_iterator<std::int64_t>(n - count), fillers.as<std::int64_t>(), count,
-                                                 detail::rank_same<decltype(v), DestFn>{v, dest, comm_->rank(l)}, st,
-                                                 "strata migrate (records that fill holes)");
-    strata::detail::run_each(detail::move_records<decltype(v)>{v, idx, fillers.as<std::int64_t>()}, holes, st, "strata migrate (fill holes)");
-    synchronize(st);
-    s.resize(std::size_t(n - count));
+    strata::detail::select_indices_async(detail::goes_to<decltype(v), DestFn>{v, dest, comm_->rank(l), n - count, true}, count, n - count,
+                                         holes + 1, holes, st, "strata migrate (records that fill holes)");
+    strata::detail::run_each(detail::move_records<decltype(v)>{v, idx, holes + 1, holes}, count, st, "strata migrate (fill holes)");
+    s.resize(std::size_t(n - count));  // a shrink: no device work, the moves stay queued
   }
 
   /// Groups s (local rank l's records, none of which stays on rank l) by dest(record), stably, and
@@ -355,8 +473,10 @@ class distributed_soa_vector {
     auto v = s.view();
     strata::detail::run_each(detail::destinations<decltype(v), DestFn>{keys.as<std::int32_t>(), v, dest}, n, st, "destinations");
     const cuda::std::span<std::int32_t> key_span(keys.as<std::int32_t>(), std::size_t(n));
-    const std::int32_t lo = strata::reduce(key_span, std::numeric_limits<std::int32_t>::max(), detail::min_i32{}, st);
-    const std::int32_t hi = strata::reduce(key_span, std::numeric_limits<std::int32_t>::min(), detail::max_i32{}, st);
+    const detail::key_range range = strata::detail::reduce_to_host<detail::key_range>(
+        strata::detail::column_source<std::int32_t, detail::as_range>{key_span.data(), n, {}},
+        detail::key_range(std::numeric_limits<std::int32_t>::max(), std::numeric_limits<std::int32_t>::min()), detail::widen_range{}, st);
+    const std::int32_t lo = range.lo, hi = range.hi;
     if (lo < 0 || hi >= R)
       throw size_error(std::string("strata: ") + op + ": a record of rank " + std::to_string(comm_->rank(l)) + " names rank " +
                        std::to_string(lo < 0 ? lo : hi) + "; ranks are 0 to " + std::to_string(R - 1) + " (no record moved)");
@@ -395,6 +515,9 @@ class distributed_soa_vector {
         send_at[k].push_back(at), at += send[k][std::size_t(p)];
         moved.sent += send[k][std::size_t(p)], moved.received += recv[k][std::size_t(p)];
       }
+      // A growth copies the records on the default stream: the rank's queued work (the moves
+      // that fill holes) must be done first.
+      if (std::size_t(total) > into[k]->capacity()) synchronize(comm_->stream(l));
       into[k]->resize_for_overwrite(std::size_t(total));
     }
     comm_->group([&] {
@@ -418,17 +541,26 @@ class distributed_soa_vector {
     return moved;
   }
 
-  /// recv[l][p] = send[p's local index][rank(l)] across the job: one 8-byte send and receive per
-  /// pair of ranks, through device buffers (NCCL moves device memory).
+  /// recv[l][p] = send[p's local index][rank(l)] across the job. When every rank is in this
+  /// process the counts are already in its memory; otherwise one 8-byte send and receive per pair
+  /// of ranks, through device buffers (NCCL moves device memory).
   void exchange_counts(const std::vector<std::vector<std::int64_t>>& send, std::vector<std::vector<std::int64_t>>& recv) {
     const int R = comm_->size(), locals = comm_->local_ranks();
+    if (comm_->all_local()) {
+      for (int l = 0; l < locals; ++l)
+        for (int q = 0; q < locals; ++q) recv[std::size_t(l)][std::size_t(comm_->rank(q))] = send[std::size_t(q)][std::size_t(comm_->rank(l))];
+      return;
+    }
     const std::size_t bytes = sizeof(std::int64_t) * std::size_t(R);
     std::vector<std::unique_ptr<strata::detail::scratch_block>> out(static_cast<std::size_t>(locals)), in(static_cast<std::size_t>(locals));
     for (int l = 0; l < locals; ++l) {
       strata::detail::device_guard g(comm_->device(l));
-      out[std::size_t(l)] = std::make_unique<strata::detail::scratch_block>(bytes, comm_->stream(l));
-      in[std::size_t(l)] = std::make_unique<strata::detail::scratch_block>(bytes, comm_->stream(l));
-      copy_bytes_async(out[std::size_t(l)]->data(), send[std::size_t(l)].data(), bytes, comm_->stream(l));
+      const stream_t st = comm_->stream(l);
+      out[std::size_t(l)] = std::make_unique<strata::detail::scratch_block>(bytes, st);
+      in[std::size_t(l)] = std::make_unique<strata::detail::scratch_block>(bytes, st);
+      copy_bytes_async(out[std::size_t(l)]->data(), send[std::size_t(l)].data(), bytes, st);
+      // No rank sends to itself: its own slot is written here, so every byte read back is defined.
+      fill_bytes_async(in[std::size_t(l)]->data(), 0, bytes, st, memory_space::device);
     }
     comm_->group([&] {
       for (int l = 0; l < locals; ++l)
@@ -454,27 +586,14 @@ class distributed_soa_vector {
   /// GPUs work at once); the first exception any of them threw is rethrown after all finish.
   template <class F>
   void on_every_rank(F f) {
-    const int locals = comm_->local_ranks();
-    if (locals == 1) return f(0);
-    std::vector<std::exception_ptr> errors(static_cast<std::size_t>(locals));
-    std::vector<std::thread> threads;
-    for (int l = 0; l < locals; ++l)
-      threads.emplace_back([&, l] {
-        try {
-          f(l);
-        } catch (...) {
-          errors[std::size_t(l)] = std::current_exception();
-        }
-      });
-    for (auto& t : threads) t.join();
-    for (auto& e : errors)
-      if (e) std::rethrow_exception(e);
+    threads_->run(f);
   }
 
   communicator* comm_;
   std::vector<soa_vector<T>> shards_;
   std::vector<soa_vector<T>> outgoing_, spare_;  // migrate's send and split buffers, kept for the next call
   std::vector<std::size_t> owned_;  // each shard's own records; the rest are ghosts
+  std::unique_ptr<detail::rank_threads> threads_;  // behind a pointer: the container stays movable
 };
 
 }  // namespace strata::distributed
