@@ -87,6 +87,12 @@ if ! skip demo && [ -x "$examples/particles" ]; then
   if "$examples/particles" >"$LOGS/demo.log" 2>&1; then add "particle demo" "ok (demo.log)"; else add "particle demo" "FAILED (demo.log)"; status=1; fi
 fi
 
+# The sharded demo on every GPU of the machine (it compares its final particles with a one-rank run).
+gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
+if ! skip demo && [ -x "$examples/particles" ] && [ "$gpus" -ge 2 ]; then
+  if "$examples/particles" --gpus "$gpus" >"$LOGS/demo-gpus.log" 2>&1; then add "particle demo --gpus $gpus" "ok (demo-gpus.log)"
+  else add "particle demo --gpus $gpus" "FAILED (demo-gpus.log)"; status=1; fi
+fi
 if ! skip demo && [ -x "$examples/layer_norm_example" ]; then
   if "$examples/layer_norm_example" >>"$LOGS/demo.log" 2>&1; then add "layer norm example" "ok (demo.log)"; else add "layer norm example" "FAILED (demo.log)"; status=1; fi
 fi
