@@ -305,50 +305,24 @@ void select_async(In in, Out out, index_t n, Keep keep, std::int64_t* kept, stre
 inline constexpr int pick_threads = 256, pick_items = 8;
 inline constexpr index_t pick_block_records = index_t(pick_threads) * pick_items;
 
-/// The smallest and largest key(i) over the picked records, kept in device memory as two unsigned
-/// words that zero bytes initialise and atomicMax widens: the key's bits with the sign bit flipped
-/// order as the key does, so hi is stored as they are and lo as their complement.
-struct picked_key_range {
-  unsigned lo_complement, hi_order;
-  STRATA_HD static unsigned order(std::int32_t k) { return unsigned(k) ^ 0x80000000u; }
-  STRATA_HD static std::int32_t key(unsigned o) { return std::int32_t(o ^ 0x80000000u); }
-  /// lo > hi when nothing was picked.
-  STRATA_HD std::int32_t lo() const { return key(~lo_complement); }
-  STRATA_HD std::int32_t hi() const { return key(hi_order); }
-};
-/// No key range wanted.
-struct no_pick_key {
-  STRATA_HD std::int32_t operator()(index_t) const { return 0; }
-};
-
 #if defined(STRATA_BACKEND_CUDA)
-template <class Pick, class Key>
-__global__ void __launch_bounds__(pick_threads) count_picks_kernel(Pick pick, index_t n, std::int64_t* counts, Key key,
-                                                                   picked_key_range* range) {
+template <class Pick>
+__global__ void __launch_bounds__(pick_threads) count_picks_kernel(Pick pick, index_t n, std::int64_t* counts) {
   const index_t base = index_t(blockIdx.x) * pick_block_records + threadIdx.x;
   bool f[pick_items];
   STRATA_UNROLL
   for (int k = 0; k < pick_items; ++k) f[k] = base + k * pick_threads < n && pick(base + k * pick_threads);
-  unsigned c = 0, lo = 0, hi = 0;  // lo as a complement: 0 is "none" for both
+  unsigned c = 0;
   STRATA_UNROLL
-  for (int k = 0; k < pick_items; ++k) {
-    c += f[k];
-    if (range && f[k]) {
-      const unsigned o = picked_key_range::order(key(base + k * pick_threads));
-      lo = max(lo, ~o), hi = max(hi, o);
-    }
-  }
+  for (int k = 0; k < pick_items; ++k) c += f[k];
   c = __reduce_add_sync(0xffffffffu, c);
-  __shared__ unsigned warp_sums[pick_threads / 32], warp_lo[pick_threads / 32], warp_hi[pick_threads / 32];
-  if (range) lo = __reduce_max_sync(0xffffffffu, lo), hi = __reduce_max_sync(0xffffffffu, hi);
-  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = c, warp_lo[threadIdx.x / 32] = lo, warp_hi[threadIdx.x / 32] = hi;
+  __shared__ unsigned warp_sums[pick_threads / 32];
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = c;
   __syncthreads();
   if (threadIdx.x == 0) {
     std::int64_t sum = 0;
-    for (int w = 0; w < pick_threads / 32; ++w) sum += warp_sums[w], lo = max(lo, warp_lo[w]), hi = max(hi, warp_hi[w]);
+    for (int w = 0; w < pick_threads / 32; ++w) sum += warp_sums[w];
     counts[blockIdx.x] = sum;
-    // Only blocks that picked something touch the two words.
-    if (range && sum > 0) atomicMax(&range->lo_complement, lo), atomicMax(&range->hi_order, hi);
   }
 }
 /// Blocks that picked records redo the picks and write their indices in increasing order: record
@@ -393,13 +367,9 @@ __global__ void __launch_bounds__(pick_threads) write_picks_kernel(Pick pick, in
 /// column or two and pick a few records: a counting pass (several coalesced loads in flight per
 /// thread, one count per block), a scan of the block counts, and a writing pass that only the
 /// blocks with picked records redo, so a sparse pick costs about one read of what pick reads.
-/// With a range (device memory), the counting pass also finds the smallest and largest key(i) over
-/// the picked records (lo() > hi() when none).
-template <class Pick, class Key = no_pick_key>
-void select_indices_async(Pick pick, index_t n, std::int64_t first, std::int64_t* out, std::int64_t* count, stream_t stream, const char* what,
-                          Key key = {}, picked_key_range* range = nullptr) {
+template <class Pick>
+void select_indices_async(Pick pick, index_t n, std::int64_t first, std::int64_t* out, std::int64_t* count, stream_t stream, const char* what) {
 #if defined(STRATA_BACKEND_CUDA)
-  if (range) cuda_check(cudaMemsetAsync(range, 0, sizeof *range, stream), what);
   if (n <= 0) {
     cuda_check(cudaMemsetAsync(count, 0, sizeof(std::int64_t), stream), what);
     return;
@@ -409,7 +379,7 @@ void select_indices_async(Pick pick, index_t n, std::int64_t first, std::int64_t
   scratch_block sums(sizeof(std::int64_t) * 2 * std::size_t(blocks), stream);
   std::int64_t* counts = sums.as<std::int64_t>();
   std::int64_t* ends = counts + blocks;
-  count_picks_kernel<<<unsigned(blocks), pick_threads, 0, stream>>>(pick, n, counts, key, range);
+  count_picks_kernel<<<unsigned(blocks), pick_threads, 0, stream>>>(pick, n, counts);
   check_launch(what);
   std::size_t temp = 0;
   cuda_check(cub::DeviceScan::InclusiveSum(nullptr, temp, counts, ends, blocks, stream), what);
@@ -421,17 +391,9 @@ void select_indices_async(Pick pick, index_t n, std::int64_t first, std::int64_t
 #else
   (void)stream, (void)what;
   std::int64_t k = 0;
-  picked_key_range r{0, 0};
   for (index_t i = 0; i < n; ++i)
-    if (pick(i)) {
-      out[k++] = first + i;
-      if (range) {
-        const unsigned o = picked_key_range::order(key(i));
-        r.lo_complement = std::max(r.lo_complement, ~o), r.hi_order = std::max(r.hi_order, o);
-      }
-    }
+    if (pick(i)) out[k++] = first + i;
   *count = k;
-  if (range) *range = r;
 #endif
 }
 

@@ -25,7 +25,6 @@
 #include <functional>
 #include <mutex>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <exception>
 #include <memory>
@@ -70,13 +69,6 @@ struct goes_to {
   index_t first;
   bool stays;
   STRATA_HD bool operator()(index_t i) const { return (int(dest(v.load(first + i))) == me) == stays; }
-};
-/// Record i's destination.
-template <class View, class DestFn>
-struct destination_of {
-  View v;
-  DestFn dest;
-  STRATA_HD std::int32_t operator()(index_t i) const { return std::int32_t(dest(v.load(i))); }
 };
 /// to[i] = from[idx[i]].
 template <class View>
@@ -348,24 +340,18 @@ class distributed_soa_vector {
       const index_t n = v.size();
       send[k].assign(std::size_t(comm_->size()), 0);
       if (n == 0) return;
-      // One coalesced read of what dest needs counts the leaving records per block and finds the
-      // range of their destinations; only blocks with leaving records list them.
-      leaving[k] = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * (std::size_t(n) + 2), st);
+      // One coalesced read of what dest needs counts the leaving records per block; only blocks
+      // with leaving records list them.
+      leaving[k] = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * (std::size_t(n) + 1), st);
       std::int64_t* count = leaving[k]->as<std::int64_t>();
-      auto* range = reinterpret_cast<strata::detail::picked_key_range*>(count + 1);
-      std::int64_t* idx = count + 2;
+      std::int64_t* idx = count + 1;
       strata::detail::select_indices_async(detail::goes_to<decltype(v), DestFn>{v, dest, comm_->rank(l), 0, false}, n, 0, idx, count, st,
-                                           "strata migrate (leaving records)", detail::destination_of<decltype(v), DestFn>{v, dest}, range);
-      std::int64_t found[2] = {0, 0};  // the count, then the range
-      copy_bytes_async(found, count, sizeof found, st);
+                                           "strata migrate (leaving records)");
+      std::int64_t out = 0;
+      copy_bytes_async(&out, count, sizeof out, st);
       synchronize(st);
-      const std::int64_t out = found[0];
-      strata::detail::picked_key_range r;
-      std::memcpy(&r, &found[1], sizeof r);
       leaving_count[k] = index_t(out);
       if (out == 0) return;
-      const detail::key_range known(r.lo(), r.hi());
-      check_destinations(l, known, "migrate");
       if (out > n / leave_ratio_limit) {
         strata::partition_copy(shards_[k], spare_[k], outgoing_[k], detail::stays_on<DestFn>{dest, comm_->rank(l)}, st);
         split[k] = 1;
@@ -375,12 +361,12 @@ class distributed_soa_vector {
         auto o = outgoing_[k].view();
         strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, idx}, index_t(out), st, "strata migrate (gather)");
       }
-      send[k] = group_by_destination(l, outgoing_[k], dest, "migrate", &known);
+      send[k] = group_by_destination(l, outgoing_[k], dest, "migrate");
     });
     // Every destination is valid: the shards change (queued on each rank's stream, no wait).
     for (std::size_t k = 0; k < locals; ++k) {
       strata::detail::device_guard g(comm_->device(int(k)));
-      if (!split[k] && leaving_count[k] > 0) fill_holes(int(k), leaving[k]->as<std::int64_t>() + 2, leaving_count[k], dest);
+      if (!split[k] && leaving_count[k] > 0) fill_holes(int(k), leaving[k]->as<std::int64_t>() + 1, leaving_count[k], dest);
       leaving[k].reset();  // freed on the rank's stream, its device current
     }
     std::vector<soa_vector<T>*> into(locals);
@@ -472,41 +458,28 @@ class distributed_soa_vector {
     s.resize(std::size_t(n - count));  // a shrink: no device work, the moves stay queued
   }
 
-  /// Throws when a destination in range lies outside the job's ranks (before anything moved).
-  void check_destinations(int l, const detail::key_range& range, const char* op) const {
-    const int R = comm_->size();
-    if (range.lo < 0 || range.hi >= R)
-      throw size_error(std::string("strata: ") + op + ": a record of rank " + std::to_string(comm_->rank(l)) + " names rank " +
-                       std::to_string(range.lo < 0 ? range.lo : range.hi) + "; ranks are 0 to " + std::to_string(R - 1) + " (no record moved)");
-  }
-
   /// Groups s (local rank l's records, none of which stays on rank l) by dest(record), stably, and
   /// returns how many records go to each rank. A destination outside the job's ranks throws before
-  /// s changes. `known`: the range of the destinations, already checked (no pass to find it, and
-  /// none at all when every record goes to one rank).
+  /// s changes.
   template <class DestFn>
-  std::vector<std::int64_t> group_by_destination(int l, soa_vector<T>& s, DestFn dest, const char* op, const detail::key_range* known = nullptr) {
+  std::vector<std::int64_t> group_by_destination(int l, soa_vector<T>& s, DestFn dest, const char* op) {
     const int R = comm_->size();
     std::vector<std::int64_t> c(static_cast<std::size_t>(R), 0);
     const index_t n = index_t(s.size());
     if (n == 0) return c;
-    if (known && known->lo == known->hi) {
-      c[std::size_t(known->lo)] = n;
-      return c;
-    }
     strata::detail::device_guard g(comm_->device(l));
     const stream_t st = comm_->stream(l);
     strata::detail::scratch_block keys(sizeof(std::int32_t) * std::size_t(n), st);
     auto v = s.view();
     strata::detail::run_each(detail::destinations<decltype(v), DestFn>{keys.as<std::int32_t>(), v, dest}, n, st, "destinations");
     const cuda::std::span<std::int32_t> key_span(keys.as<std::int32_t>(), std::size_t(n));
-    const detail::key_range range =
-        known ? *known
-              : strata::detail::reduce_to_host<detail::key_range>(
-                    strata::detail::column_source<std::int32_t, detail::as_range>{key_span.data(), n, {}},
-                    detail::key_range(std::numeric_limits<std::int32_t>::max(), std::numeric_limits<std::int32_t>::min()), detail::widen_range{}, st);
-    check_destinations(l, range, op);
+    const detail::key_range range = strata::detail::reduce_to_host<detail::key_range>(
+        strata::detail::column_source<std::int32_t, detail::as_range>{key_span.data(), n, {}},
+        detail::key_range(std::numeric_limits<std::int32_t>::max(), std::numeric_limits<std::int32_t>::min()), detail::widen_range{}, st);
     const std::int32_t lo = range.lo, hi = range.hi;
+    if (lo < 0 || hi >= R)
+      throw size_error(std::string("strata: ") + op + ": a record of rank " + std::to_string(comm_->rank(l)) + " names rank " +
+                       std::to_string(lo < 0 ? lo : hi) + "; ranks are 0 to " + std::to_string(R - 1) + " (no record moved)");
     if (lo == hi) {
       c[std::size_t(lo)] = n;
       return c;
