@@ -37,11 +37,7 @@ struct aosoa_mapping {
   /// cross one) and whole 16-byte units of every leaf for the transposes (a unit is at most 16
   /// records).
   static_assert(N > 0 && N % 16 == 0, "strata: aosoa_mapping<T, N>: N must be a positive multiple of 16");
-  static constexpr std::array<std::size_t, leaves> leaf_sizes = [] {
-    std::array<std::size_t, leaves> s{};
-    reflect::for_each_leaf<T>([&](auto i) { s[i] = sizeof(reflect::leaf_type_t<T, decltype(i)::value>); });
-    return s;
-  }();
+  static constexpr std::array<std::size_t, leaves> leaf_sizes = reflect::leaf_sizes<T>;
   /// Offset of leaf l's run inside a block (every run on a 16-byte boundary); the layout of a block
   /// does not depend on the capacity.
   static constexpr std::size_t column_offset(std::size_t /*capacity*/, std::size_t l) {

@@ -20,11 +20,7 @@ struct soa_mapping {
   static constexpr std::size_t leaves = descriptor::leaves;
   /// Capacity is a multiple of this: one packet, or 16 records when some leaf cannot be vectorized.
   static constexpr std::size_t capacity_quantum = descriptor::all_leaves_vectorizable ? descriptor::column_quantum : 16;
-  static constexpr std::array<std::size_t, leaves> leaf_sizes = [] {
-    std::array<std::size_t, leaves> s{};
-    reflect::for_each_leaf<T>([&](auto i) { s[i] = sizeof(reflect::leaf_type_t<T, decltype(i)::value>); });
-    return s;
-  }();
+  static constexpr std::array<std::size_t, leaves> leaf_sizes = reflect::leaf_sizes<T>;
   /// Capacities above this would overflow the byte count.
   static constexpr std::size_t max_capacity =
       (std::numeric_limits<std::size_t>::max() / 2 - leaves * column_alignment) / (descriptor::packed_size ? descriptor::packed_size : 1);
