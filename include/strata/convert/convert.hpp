@@ -91,15 +91,15 @@ path convert(const Src& src_arg, Dst&& dst_arg, stream_t stream = {}) {
   } else {
     using record = typename decltype(dst)::value_type;
     if (src.size() != dst.size()) detail::throw_size_error("strata::convert: output records", dst.size(), src.size());
-    detail::launch_scope scope("strata::convert", stream, {detail::described(src, "input"), detail::described(dst, "output")});
     using d = layout::record_descriptor<record>;
     if constexpr (d::all_leaves_vectorizable && d::packet_width < d::column_quantum) {
       if (detail::columnar_copy_applies(src, dst)) {
+        detail::launch_scope scope("strata::convert", stream, {detail::described(src, "input"), detail::described(dst, "output")});
         detail::columnar_copy(src, dst, stream);
         return path::vectorized;
       }
     }
-    return transform(src, dst, detail::same_record{}, stream);
+    return transform(src, dst, detail::same_record{}, stream);  // checks the operands for its own launch
   }
 }
 
