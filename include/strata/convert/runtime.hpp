@@ -2,11 +2,13 @@
 // arguments (what a NumPy structured dtype or a file format's header gives), not a C++ type.
 //
 // Each block takes a tile of whole records. To SoA: the tile's bytes are staged in shared memory
-// with the widest accesses the AoS pointer and record stride allow, then thread t writes records
-// t, t + 256, ... field by field to their columns (consecutive threads, consecutive elements). To
-// AoS: the reverse; when some bytes of a record belong to no field, the tile is zeroed first with
-// 16-byte stores, so they are written as zero. The host backend runs the same two
-// phases per tile, with the tile's shared memory in a buffer of its own.
+// with the widest accesses the AoS pointer and record stride allow, then the block's threads write
+// the columns in units of 16 bytes (16 / size consecutive elements of one field, one vector store
+// where the column is 16-byte aligned), consecutive threads taking consecutive units. To AoS: the
+// reverse (16-byte column loads, the fields placed in the staged tile); when some bytes of a
+// record belong to no field, the tile is zeroed first with 16-byte stores, so they are written as
+// zero. The host backend runs the same two phases per tile, unit by unit, with the tile's shared
+// memory in a buffer of its own.
 #pragma once
 
 #include <strata/config.hpp>
@@ -40,6 +42,8 @@ struct runtime_layout {
   std::uint32_t offset[max_runtime_fields];
   std::uint32_t size[max_runtime_fields];
   bool aligned[max_runtime_fields];  // the field sits at a multiple of its size in every staged record
+  bool vector[max_runtime_fields];   // the column is 16-byte aligned: whole units move as one vector
+  std::uint8_t period[max_runtime_fields];  // bank-conflict rotation of a unit's reads (rotation_period)
   std::byte* column[max_runtime_fields];
   std::uint32_t count;
   std::uint32_t stride;
@@ -61,73 +65,129 @@ inline std::uint32_t runtime_tile_records(std::size_t stride, bool to_soa) {
   return std::uint32_t(fit >= 256 ? fit / 256 * 256 : std::max<std::size_t>(fit / 32 * 32, 32));
 }
 
-template <class W>
-STRATA_HD inline void bytes_to_word(std::byte* aligned_dst, const std::byte* src) {
-  W w;
-  std::byte* b = reinterpret_cast<std::byte*>(&w);
-  for (std::size_t i = 0; i < sizeof(W); ++i) b[i] = src[i];
-  *reinterpret_cast<W*>(aligned_dst) = w;
-}
-template <class W>
-STRATA_HD inline void word_to_bytes(std::byte* dst, const std::byte* aligned_src) {
-  const W w = *reinterpret_cast<const W*>(aligned_src);
-  const std::byte* b = reinterpret_cast<const std::byte*>(&w);
-  for (std::size_t i = 0; i < sizeof(W); ++i) dst[i] = b[i];
-}
 struct alignas(16) word16 {
   std::uint64_t lo, hi;
 };
 
-/// One field between two places both aligned to its size: one access each side.
-STRATA_HD inline void copy_field(std::byte* dst, const std::byte* src, std::uint32_t size) {
-  switch (size) {
-    case 1: *dst = *src; break;
-    case 2: *reinterpret_cast<std::uint16_t*>(dst) = *reinterpret_cast<const std::uint16_t*>(src); break;
-    case 4: *reinterpret_cast<std::uint32_t*>(dst) = *reinterpret_cast<const std::uint32_t*>(src); break;
-    case 8: *reinterpret_cast<std::uint64_t*>(dst) = *reinterpret_cast<const std::uint64_t*>(src); break;
-    default: *reinterpret_cast<word16*>(dst) = *reinterpret_cast<const word16*>(src); break;
+/// Lanes of a warp take consecutive units of a field, so at one step they touch shared memory
+/// u * stride bytes apart (u = 16 / size elements per unit) and lanes `period` apart hit the same
+/// bank. Where that repeats within a warp, each group of `period` lanes starts at a different
+/// element of its unit. 32: no rotation (units of more than four elements are not rotated).
+inline std::uint8_t runtime_rotation_period(std::size_t size, std::size_t stride) {
+  const std::size_t u = 16 / size;
+  if (u > 4 || (u * stride) % 4 != 0) return 32;
+  std::size_t g = u * stride / 4, m = 32;
+  while (m) std::swap(g %= m, m);  // gcd(u * stride / 4, 32)
+  return std::uint8_t(32 / g);
+}
+
+/// Field k of staged record r as a W (the field's size), read with one access where the field is
+/// aligned in the tile, byte by byte otherwise (packed records).
+template <class W>
+STRATA_HD inline W runtime_read_field(const runtime_layout& L, const std::byte* sm, std::uint32_t k, std::uint32_t r) {
+  const std::byte* src = sm + std::size_t(r) * L.stride + L.offset[k];
+  if (L.aligned[k]) return *reinterpret_cast<const W*>(src);
+  W w;
+  std::byte* b = reinterpret_cast<std::byte*>(&w);
+  for (std::size_t i = 0; i < sizeof(W); ++i) b[i] = src[i];
+  return w;
+}
+template <class W>
+STRATA_HD inline void runtime_write_field(const runtime_layout& L, std::byte* sm, std::uint32_t k, std::uint32_t r, const W& w) {
+  std::byte* dst = sm + std::size_t(r) * L.stride + L.offset[k];
+  if (L.aligned[k]) {
+    *reinterpret_cast<W*>(dst) = w;
+    return;
+  }
+  const std::byte* b = reinterpret_cast<const std::byte*>(&w);
+  for (std::size_t i = 0; i < sizeof(W); ++i) dst[i] = b[i];
+}
+/// Which element of its unit `lane` handles at step j.
+STRATA_HD inline std::uint32_t runtime_rotated(std::uint32_t j, int lane, int period, std::uint32_t u) {
+  return period >= 32 ? j : (j + std::uint32_t(lane / period)) & (u - 1);
+}
+
+/// Phase 2 to SoA, unit q of field k of a staged tile of m records (record `first` overall on):
+/// one 16-byte store when the column is aligned and the unit lies inside the tile, its elements
+/// one by one otherwise (a tile's last unit; nothing past record first + m - 1 is written).
+template <class W>
+STRATA_HD inline void runtime_unit_to_column(const runtime_layout& L, const std::byte* sm, index_t first, std::uint32_t m,
+                                             std::uint32_t k, std::uint32_t q, int lane) {
+  constexpr std::uint32_t u = 16 / sizeof(W);
+  const std::uint32_t r0 = q * u;
+  W* col = reinterpret_cast<W*>(L.column[k]) + (first + index_t(r0));
+  if (!L.vector[k] || r0 + u > m) {
+    for (std::uint32_t j = 0; j < u && r0 + j < m; ++j) col[j] = runtime_read_field<W>(L, sm, k, r0 + j);
+    return;
+  }
+  W lanes[u]{};
+  const int period = L.period[k];
+  STRATA_UNROLL
+  for (std::uint32_t j = 0; j < u; ++j) {
+    const std::uint32_t jj = runtime_rotated(j, lane, period, u);
+    const W value = runtime_read_field<W>(L, sm, k, r0 + jj);
+    if constexpr (u <= 4) {
+      STRATA_UNROLL
+      for (std::uint32_t i = 0; i < u; ++i)
+        if (i == jj) lanes[i] = value;  // selects: the array stays in registers
+    } else {
+      lanes[j] = value;  // u > 4 is never rotated: jj == j
+    }
+  }
+  word16 w;
+  std::memcpy(&w, lanes, sizeof w);
+  *reinterpret_cast<word16*>(col) = w;
+}
+/// Phase 1 to AoS, the reverse: unit q of field k's column placed in the staged tile.
+template <class W>
+STRATA_HD inline void runtime_unit_from_column(const runtime_layout& L, std::byte* sm, index_t first, std::uint32_t m,
+                                               std::uint32_t k, std::uint32_t q, int lane) {
+  constexpr std::uint32_t u = 16 / sizeof(W);
+  const std::uint32_t r0 = q * u;
+  const W* col = reinterpret_cast<const W*>(L.column[k]) + (first + index_t(r0));
+  if (!L.vector[k] || r0 + u > m) {
+    for (std::uint32_t j = 0; j < u && r0 + j < m; ++j) runtime_write_field<W>(L, sm, k, r0 + j, col[j]);
+    return;
+  }
+  const word16 w = *reinterpret_cast<const word16*>(col);
+  W lanes[u];
+  std::memcpy(lanes, &w, sizeof w);
+  const int period = L.period[k];
+  STRATA_UNROLL
+  for (std::uint32_t j = 0; j < u; ++j) {
+    const std::uint32_t jj = runtime_rotated(j, lane, period, u);
+    W value = lanes[0];
+    if constexpr (u <= 4) {
+      STRATA_UNROLL
+      for (std::uint32_t i = 1; i < u; ++i)
+        if (i == jj) value = lanes[i];
+    } else {
+      value = lanes[j];
+    }
+    runtime_write_field<W>(L, sm, k, r0 + jj, value);
   }
 }
 
-/// Phase 2 to SoA: record t of the staged tile (record `first + t` overall) to its columns. Field
-/// offsets inside a packed record need not be aligned, so the record side moves bytes and the
-/// column side one aligned word.
-STRATA_HD inline void runtime_record_to_columns(const runtime_layout& L, const std::byte* sm, index_t first, std::uint32_t t) {
-  const std::byte* rec = sm + std::size_t(t) * L.stride;
-  for (std::uint32_t k = 0; k < L.count; ++k) {
-    std::byte* dst = L.column[k] + std::size_t(first + index_t(t)) * L.size[k];
-    const std::byte* src = rec + L.offset[k];
-    if (L.aligned[k]) {  // one shared-memory access instead of size byte accesses
-      copy_field(dst, src, L.size[k]);
-      continue;
-    }
-    switch (L.size[k]) {
-      case 1: *dst = *src; break;
-      case 2: bytes_to_word<std::uint16_t>(dst, src); break;
-      case 4: bytes_to_word<std::uint32_t>(dst, src); break;
-      case 8: bytes_to_word<std::uint64_t>(dst, src); break;
-      default: bytes_to_word<word16>(dst, src); break;
-    }
-  }
+/// Units of field k in a tile of m records.
+STRATA_HD inline std::uint32_t runtime_units(const runtime_layout& L, std::uint32_t k, std::uint32_t m) {
+  const std::uint32_t u = 16 / L.size[k];
+  return (m + u - 1) / u;
 }
-/// Phase 1 to AoS: record t's fields placed in the tile from their columns (the tile's gaps are
-/// zeroed before, when the record has any).
-STRATA_HD inline void runtime_columns_to_record(const runtime_layout& L, std::byte* sm, index_t first, std::uint32_t t) {
-  std::byte* rec = sm + std::size_t(t) * L.stride;
-  for (std::uint32_t k = 0; k < L.count; ++k) {
-    const std::byte* src = L.column[k] + std::size_t(first + index_t(t)) * L.size[k];
-    std::byte* dst = rec + L.offset[k];
-    if (L.aligned[k]) {
-      copy_field(dst, src, L.size[k]);
-      continue;
-    }
-    switch (L.size[k]) {
-      case 1: *dst = *src; break;
-      case 2: word_to_bytes<std::uint16_t>(dst, src); break;
-      case 4: word_to_bytes<std::uint32_t>(dst, src); break;
-      case 8: word_to_bytes<std::uint64_t>(dst, src); break;
-      default: word_to_bytes<word16>(dst, src); break;
-    }
+/// Unit q of field k, in the direction ToSoa, with the field's size as a type.
+template <bool ToSoa>
+STRATA_HD inline void runtime_unit(const runtime_layout& L, std::byte* sm, index_t first, std::uint32_t m, std::uint32_t k,
+                                   std::uint32_t q, int lane) {
+  auto run = [&](auto word) {
+    using W = decltype(word);
+    if constexpr (ToSoa) runtime_unit_to_column<W>(L, sm, first, m, k, q, lane);
+    else runtime_unit_from_column<W>(L, sm, first, m, k, q, lane);
+  };
+  switch (L.size[k]) {
+    case 1: run(std::uint8_t{}); break;
+    case 2: run(std::uint16_t{}); break;
+    case 4: run(std::uint32_t{}); break;
+    case 8: run(std::uint64_t{}); break;
+    default: run(word16{}); break;
   }
 }
 
@@ -158,6 +218,8 @@ inline std::size_t runtime_prepare(const char* op, runtime_layout& L, const void
     L.offset[k] = std::uint32_t(f.offset);
     L.size[k] = std::uint32_t(f.size);
     L.aligned[k] = stride % f.size == 0 && f.offset % f.size == 0;  // staged tiles start 16-byte aligned
+    L.vector[k] = reinterpret_cast<std::uintptr_t>(columns[k]) % 16 == 0;  // tiles start at multiples of 16 records
+    L.period[k] = runtime_rotation_period(f.size, stride);
     L.column[k] = static_cast<std::byte*>(const_cast<void*>(columns[k]));
     for (std::size_t b = f.offset; b < f.offset + f.size; ++b) covered[b] = true;
   }
@@ -176,6 +238,21 @@ __device__ inline void runtime_stage(std::byte* dst, const std::byte* src, std::
   for (std::size_t i = words * sizeof(W) + threadIdx.x; i < bytes; i += blockDim.x) dst[i] = src[i];
 }
 
+/// The block's threads over every unit of every field of the tile: consecutive threads take
+/// consecutive units, field after field.
+template <bool ToSoa>
+__device__ inline void runtime_block_units(const runtime_layout& L, std::byte* sm, index_t first, std::uint32_t m) {
+  std::uint32_t k = 0, base = 0, units = runtime_units(L, 0, m);
+  for (std::uint32_t w = threadIdx.x;; w += blockDim.x) {
+    while (w >= base + units) {
+      if (++k == L.count) return;
+      base += units;
+      units = runtime_units(L, k, m);
+    }
+    runtime_unit<ToSoa>(L, sm, first, m, k, w - base, int(threadIdx.x & 31));
+  }
+}
+
 template <class W>
 __global__ void __launch_bounds__(256) runtime_to_soa_kernel(const std::byte* aos, index_t n, runtime_layout L) {
   extern __shared__ uint4 runtime_shared[];
@@ -184,7 +261,7 @@ __global__ void __launch_bounds__(256) runtime_to_soa_kernel(const std::byte* ao
   const std::uint32_t m = std::uint32_t(n - first < index_t(L.tile) ? n - first : index_t(L.tile));
   runtime_stage<W>(sm, aos + std::size_t(first) * L.stride, std::size_t(m) * L.stride);
   __syncthreads();
-  for (std::uint32_t t = threadIdx.x; t < m; t += blockDim.x) runtime_record_to_columns(L, sm, first, t);
+  runtime_block_units<true>(L, sm, first, m);
 }
 
 template <class W>
@@ -199,7 +276,7 @@ __global__ void __launch_bounds__(256) runtime_to_aos_kernel(std::byte* aos, ind
     for (std::uint32_t i = threadIdx.x; i < words; i += blockDim.x) runtime_shared[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
   }
-  for (std::uint32_t t = threadIdx.x; t < m; t += blockDim.x) runtime_columns_to_record(L, sm, first, t);
+  runtime_block_units<false>(L, sm, first, m);
   __syncthreads();
   runtime_stage<W>(aos + std::size_t(first) * L.stride, sm, std::size_t(m) * L.stride);
 }
@@ -248,6 +325,14 @@ inline int runtime_device(const char* op, const void* aos, const runtime_layout&
   return device;
 }
 #else
+/// The host's turn at a tile's units: every unit of every field, lane numbers as a block's threads
+/// would have them.
+template <bool ToSoa>
+void runtime_tile_units(const runtime_layout& L, std::byte* sm, index_t first, std::uint32_t m) {
+  for (std::uint32_t k = 0, base = 0; k < L.count; base += runtime_units(L, k, m), ++k)
+    for (std::uint32_t q = 0; q < runtime_units(L, k, m); ++q) runtime_unit<ToSoa>(L, sm, first, m, k, q, int((base + q) & 31));
+}
+
 template <class Phase>
 void runtime_emulate_tiles(index_t n, const runtime_layout& L, Phase&& phase) {
   const index_t tiles = (n + L.tile - 1) / L.tile;
@@ -278,7 +363,7 @@ inline void aos_to_soa(const void* aos, std::size_t stride, index_t n, cuda::std
   (void)word, (void)stream;
   detail::runtime_emulate_tiles(n, L, [&](std::byte* sm, index_t first, std::uint32_t m) {
     std::memcpy(sm, src + std::size_t(first) * L.stride, std::size_t(m) * L.stride);
-    for (std::uint32_t t = 0; t < m; ++t) detail::runtime_record_to_columns(L, sm, first, t);
+    detail::runtime_tile_units<true>(L, sm, first, m);
   });
 #endif
 }
@@ -298,7 +383,7 @@ inline void soa_to_aos(const void* const* columns, cuda::std::span<const runtime
   (void)word, (void)stream;
   detail::runtime_emulate_tiles(n, L, [&](std::byte* sm, index_t first, std::uint32_t m) {
     if (L.gaps) std::memset(sm, 0, std::size_t(L.tile) * L.stride);
-    for (std::uint32_t t = 0; t < m; ++t) detail::runtime_columns_to_record(L, sm, first, t);
+    detail::runtime_tile_units<false>(L, sm, first, m);
     std::memcpy(dst + std::size_t(first) * L.stride, sm, std::size_t(m) * L.stride);
   });
 #endif
