@@ -13,6 +13,8 @@
 
 #include "../fixtures/records.hpp"
 
+#include <utility>
+
 namespace {
 
 using namespace strata_fixtures;
@@ -206,20 +208,27 @@ STRATA_BENCHMARK(strata_aos_to_aosoa<mixed_convert>, "aos_to_aosoa/strata" + n26
 STRATA_BENCHMARK(strata_aosoa_to_aos<mixed_convert>, "aosoa_to_aos/strata" + n26 + "/mixed");
 STRATA_BENCHMARK(strata_soa_to_aosoa<mixed_convert>, "soa_to_aosoa/strata" + n26 + "/mixed");
 STRATA_BENCHMARK(strata_aosoa_to_soa<mixed_convert>, "aosoa_to_soa/strata" + n26 + "/mixed");
-// The runtime kernels with each tile cap (the defaults are the faster per direction).
+// The runtime kernels with other tile limits (records cap, bytes budget; the default is 1024
+// records within 24 KiB): runtime_tile<cap> and runtime_tile<cap>_<KiB>k.
 template <class T, bool ToSoa>
-void runtime_with_cap(benchmark::State& state, std::uint32_t cap) {
+void runtime_with_cap(benchmark::State& state, std::uint32_t cap, std::uint32_t budget) {
   strata::detail::runtime_tile_cap = cap;
+  strata::detail::runtime_tile_budget = budget;
   if constexpr (ToSoa) runtime_aos_to_soa<T>(state);
   else runtime_soa_to_aos<T>(state);
   strata::detail::runtime_tile_cap = 0;
+  strata::detail::runtime_tile_budget = 0;
 }
 template <class T, bool ToSoa>
 void register_tile_caps(const char* direction, const char* record) {
-  for (std::uint32_t cap : {256u, 512u, 1024u})
-    strata_bench::configure(benchmark::RegisterBenchmark(
-        (std::string(direction) + "/runtime_tile" + std::to_string(cap) + n26 + "/" + record).c_str(),
-        [=](benchmark::State& st) { runtime_with_cap<T, ToSoa>(st, cap); }));
+  const std::pair<std::uint32_t, std::uint32_t> limits[] = {{256, 0}, {512, 0}, {1024, 0}, {2048, 16 << 10}, {2048, 32 << 10}, {2048, 40 << 10}};
+  for (auto [cap, budget] : limits) {
+    std::string name = std::string(direction) + "/runtime_tile" + std::to_string(cap);
+    if (budget) name.append(1, '_').append(std::to_string(budget >> 10)).append(1, 'k');
+    name += n26 + "/" + record;
+    strata_bench::configure(
+        benchmark::RegisterBenchmark(name.c_str(), [=](benchmark::State& st) { runtime_with_cap<T, ToSoa>(st, cap, budget); }));
+  }
 }
 const bool tile_caps_registered = [] {
   register_tile_caps<particle, true>("aos_to_soa", "particle");

@@ -1,7 +1,8 @@
 """Times the Python module on the GPU against the copies and C++ calls it stands for, in one process:
 - strata.to_soa of records already on the GPU (a uint8 torch tensor plus a NumPy dtype) against a
   device-to-device copy of the same bytes (torch's copy_, a cudaMemcpy), for the particle record
-  (7 float32) and a mixed record (float32[3], int32, float64, uint8, padded to 24 bytes);
+  (7 float32), a mixed record (float32[3], int32, float64, uint8 in 32 bytes, 7 of them gaps) and a
+  packed 15-byte record (float64, float32, uint16, uint8 at unaligned offsets, NumPy's default);
 - strata.layer_norm on torch tensors (bf16 and fp32, 16384 x 4096, weight and bias) per call, to
   set against the C++ benchmark's row of the same shape (strata_bench, same machine and run).
 CUDA events around `reps` back-to-back calls, median of `trials`. Writes JSON (--out)."""
@@ -41,6 +42,8 @@ def main():
         "particle": np.dtype([(f, "<f4") for f in ("x", "y", "z", "vx", "vy", "vz", "mass")]),
         "mixed": np.dtype({"names": ["pos", "id", "q", "flag"], "formats": [("<f4", 3), "<i4", "<f8", "u1"],
                            "offsets": [0, 12, 16, 24], "itemsize": 32}),
+        # packed (NumPy's default, align=False): 15 bytes, fields at unaligned offsets
+        "packed": np.dtype([("e", "<f8"), ("x", "<f4"), ("cell", "<u2"), ("flags", "u1")]),
     }
     for name, dt in dtypes.items():
         n = a.records

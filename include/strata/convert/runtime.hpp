@@ -2,7 +2,7 @@
 // arguments (what a NumPy structured dtype or a file format's header gives), not a C++ type.
 //
 // Each block takes a tile of whole records. To SoA: the tile's bytes are staged in shared memory
-// with the widest accesses the AoS pointer and record stride allow, then the block's threads write
+// by asynchronous copies of the widest words the AoS pointer allows, then the block's threads write
 // the columns in units of 16 bytes (16 / size consecutive elements of one field, one vector store
 // where the column is 16-byte aligned), consecutive threads taking consecutive units. To AoS: the
 // reverse (16-byte column loads, the fields placed in the staged tile); when some bytes of a
@@ -17,6 +17,9 @@
 #include <strata/memory/resource.hpp>
 
 #include <cuda/std/span>
+#if defined(STRATA_BACKEND_CUDA)
+#include <cuda_pipeline.h>
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -43,7 +46,8 @@ struct runtime_layout {
   std::uint32_t size[max_runtime_fields];
   bool aligned[max_runtime_fields];  // the field sits at a multiple of its size in every staged record
   bool vector[max_runtime_fields];   // the column is 16-byte aligned: whole units move as one vector
-  std::uint8_t period[max_runtime_fields];  // bank-conflict rotation of a unit's reads (rotation_period)
+  std::uint8_t unit_shift[max_runtime_fields];  // log2 of the elements in a 16-byte unit (16 / size)
+  std::uint8_t rotation[max_runtime_fields];  // log2 of the bank-conflict rotation period of a unit's reads (5: none)
   std::byte* column[max_runtime_fields];
   std::uint32_t count;
   std::uint32_t stride;
@@ -51,17 +55,19 @@ struct runtime_layout {
   bool gaps;           // some byte of a record belongs to no field (written as zero to AoS)
 };
 
-/// The most records a tile may hold: to SoA 256 (one per thread: the tile arrives in 16-byte loads
-/// and leaves field by field), to AoS 1024 (fields arrive per thread, several records each, while
-/// the tile leaves in 16-byte stores); the faster of the caps timed on the H200 for each direction
-/// (bench/convert.cpp's runtime_tile rows). Nonzero: that cap for both (benchmarks time others).
+/// A tile holds at most `runtime_tile_cap` records (0: 1024) and about `runtime_tile_budget` bytes
+/// (0: 24 KiB). A block has its tile's loads in flight at once and several blocks share an SM, so
+/// larger tiles keep more bytes in flight per SM; bench/convert.cpp's runtime_tile rows time other
+/// limits (nonzero values here).
 inline std::uint32_t runtime_tile_cap = 0;
-/// Records per tile: whole records filling about 24 KiB (a block's accesses in flight) up to the
-/// cap, a multiple of the block's 256 threads where at least 256 fit, so that every thread handles
-/// as many records; otherwise a multiple of 32, at least 32.
-inline std::uint32_t runtime_tile_records(std::size_t stride, bool to_soa) {
-  const std::size_t cap = runtime_tile_cap ? runtime_tile_cap : to_soa ? 256 : 1024;
-  const std::size_t fit = std::min<std::size_t>((std::size_t(24) << 10) / stride, cap);
+inline std::uint32_t runtime_tile_budget = 0;
+/// Records per tile: whole records filling the budget up to the cap, a multiple of the block's 256
+/// threads where at least 256 fit, so that every thread handles as many; otherwise a multiple of
+/// 32, at least 32 (a 16-byte multiple of bytes for any record: tiles stage in 16-byte words).
+inline std::uint32_t runtime_tile_records(std::size_t stride) {
+  const std::size_t cap = runtime_tile_cap ? runtime_tile_cap : 1024;
+  const std::size_t budget = runtime_tile_budget ? runtime_tile_budget : std::size_t(24) << 10;
+  const std::size_t fit = std::min<std::size_t>(budget / stride, cap);
   return std::uint32_t(fit >= 256 ? fit / 256 * 256 : std::max<std::size_t>(fit / 32 * 32, 32));
 }
 
@@ -71,14 +77,17 @@ struct alignas(16) word16 {
 
 /// Lanes of a warp take consecutive units of a field, so at one step they touch shared memory
 /// u * stride bytes apart (u = 16 / size elements per unit) and lanes `period` apart hit the same
-/// bank. Where that repeats within a warp, each group of `period` lanes starts at a different
-/// element of its unit. 32: no rotation (units of more than four elements are not rotated).
-inline std::uint8_t runtime_rotation_period(std::size_t size, std::size_t stride) {
+/// bank, period = 32 / gcd(u * stride / 4, 32), a power of two. Where that repeats within a warp,
+/// each group of `period` lanes starts at a different element of its unit. Returns log2(period);
+/// 5 (32 lanes): no rotation (units of more than four elements are not rotated).
+inline std::uint8_t runtime_rotation(std::size_t size, std::size_t stride) {
   const std::size_t u = 16 / size;
-  if (u > 4 || (u * stride) % 4 != 0) return 32;
+  if (u > 4 || (u * stride) % 4 != 0) return 5;
   std::size_t g = u * stride / 4, m = 32;
   while (m) std::swap(g %= m, m);  // gcd(u * stride / 4, 32)
-  return std::uint8_t(32 / g);
+  std::uint8_t r = 0;
+  while ((std::size_t(1) << r) < 32 / g) ++r;
+  return r;
 }
 
 /// Field k of staged record r as a W (the field's size), read with one access where the field is
@@ -103,8 +112,8 @@ STRATA_HD inline void runtime_write_field(const runtime_layout& L, std::byte* sm
   for (std::size_t i = 0; i < sizeof(W); ++i) dst[i] = b[i];
 }
 /// Which element of its unit `lane` handles at step j.
-STRATA_HD inline std::uint32_t runtime_rotated(std::uint32_t j, int lane, int period, std::uint32_t u) {
-  return period >= 32 ? j : (j + std::uint32_t(lane / period)) & (u - 1);
+STRATA_HD inline std::uint32_t runtime_rotated(std::uint32_t j, std::uint32_t lane, std::uint32_t rotation, std::uint32_t u) {
+  return rotation >= 5 ? j : (j + (lane >> rotation)) & (u - 1);
 }
 
 /// Phase 2 to SoA, unit q of field k of a staged tile of m records (record `first` overall on):
@@ -112,7 +121,7 @@ STRATA_HD inline std::uint32_t runtime_rotated(std::uint32_t j, int lane, int pe
 /// one by one otherwise (a tile's last unit; nothing past record first + m - 1 is written).
 template <class W>
 STRATA_HD inline void runtime_unit_to_column(const runtime_layout& L, const std::byte* sm, index_t first, std::uint32_t m,
-                                             std::uint32_t k, std::uint32_t q, int lane) {
+                                             std::uint32_t k, std::uint32_t q, std::uint32_t lane) {
   constexpr std::uint32_t u = 16 / sizeof(W);
   const std::uint32_t r0 = q * u;
   W* col = reinterpret_cast<W*>(L.column[k]) + (first + index_t(r0));
@@ -121,10 +130,10 @@ STRATA_HD inline void runtime_unit_to_column(const runtime_layout& L, const std:
     return;
   }
   W lanes[u]{};
-  const int period = L.period[k];
+  const std::uint32_t rotation = L.rotation[k];
   STRATA_UNROLL
   for (std::uint32_t j = 0; j < u; ++j) {
-    const std::uint32_t jj = runtime_rotated(j, lane, period, u);
+    const std::uint32_t jj = runtime_rotated(j, lane, rotation, u);
     const W value = runtime_read_field<W>(L, sm, k, r0 + jj);
     if constexpr (u <= 4) {
       STRATA_UNROLL
@@ -141,7 +150,7 @@ STRATA_HD inline void runtime_unit_to_column(const runtime_layout& L, const std:
 /// Phase 1 to AoS, the reverse: unit q of field k's column placed in the staged tile.
 template <class W>
 STRATA_HD inline void runtime_unit_from_column(const runtime_layout& L, std::byte* sm, index_t first, std::uint32_t m,
-                                               std::uint32_t k, std::uint32_t q, int lane) {
+                                               std::uint32_t k, std::uint32_t q, std::uint32_t lane) {
   constexpr std::uint32_t u = 16 / sizeof(W);
   const std::uint32_t r0 = q * u;
   const W* col = reinterpret_cast<const W*>(L.column[k]) + (first + index_t(r0));
@@ -152,10 +161,10 @@ STRATA_HD inline void runtime_unit_from_column(const runtime_layout& L, std::byt
   const word16 w = *reinterpret_cast<const word16*>(col);
   W lanes[u];
   std::memcpy(lanes, &w, sizeof w);
-  const int period = L.period[k];
+  const std::uint32_t rotation = L.rotation[k];
   STRATA_UNROLL
   for (std::uint32_t j = 0; j < u; ++j) {
-    const std::uint32_t jj = runtime_rotated(j, lane, period, u);
+    const std::uint32_t jj = runtime_rotated(j, lane, rotation, u);
     W value = lanes[0];
     if constexpr (u <= 4) {
       STRATA_UNROLL
@@ -170,17 +179,22 @@ STRATA_HD inline void runtime_unit_from_column(const runtime_layout& L, std::byt
 
 /// Units of field k in a tile of m records.
 STRATA_HD inline std::uint32_t runtime_units(const runtime_layout& L, std::uint32_t k, std::uint32_t m) {
-  const std::uint32_t u = 16 / L.size[k];
-  return (m + u - 1) / u;
+  return (m + (1u << L.unit_shift[k]) - 1) >> L.unit_shift[k];
 }
-/// Unit q of field k, in the direction ToSoa, with the field's size as a type.
+/// Units q0, q0 + step, ... of field k in the direction ToSoa. `base`: the units of the fields
+/// before k, so that unit q is the tile's unit base + q and lane (base + q) % 32 of a block whose
+/// threads take consecutive units. The switch on the field's size runs once per field, not per unit.
 template <bool ToSoa>
-STRATA_HD inline void runtime_unit(const runtime_layout& L, std::byte* sm, index_t first, std::uint32_t m, std::uint32_t k,
-                                   std::uint32_t q, int lane) {
+STRATA_HD inline void runtime_field_units(const runtime_layout& L, std::byte* sm, index_t first, std::uint32_t m, std::uint32_t k,
+                                          std::uint32_t base, std::uint32_t q0, std::uint32_t step) {
   auto run = [&](auto word) {
     using W = decltype(word);
-    if constexpr (ToSoa) runtime_unit_to_column<W>(L, sm, first, m, k, q, lane);
-    else runtime_unit_from_column<W>(L, sm, first, m, k, q, lane);
+    constexpr std::uint32_t u = 16 / sizeof(W);
+    const std::uint32_t units = (m + u - 1) / u;
+    for (std::uint32_t q = q0; q < units; q += step) {
+      if constexpr (ToSoa) runtime_unit_to_column<W>(L, sm, first, m, k, q, (base + q) & 31);
+      else runtime_unit_from_column<W>(L, sm, first, m, k, q, (base + q) & 31);
+    }
   };
   switch (L.size[k]) {
     case 1: run(std::uint8_t{}); break;
@@ -194,7 +208,7 @@ STRATA_HD inline void runtime_unit(const runtime_layout& L, std::byte* sm, index
 /// Checks shared by both directions; fills the layout and returns the widest access (16, 8, 4, 2
 /// or 1 bytes) that every tile's start on the AoS side allows.
 inline std::size_t runtime_prepare(const char* op, runtime_layout& L, const void* aos, std::size_t stride, index_t n,
-                                   cuda::std::span<const runtime_field> fields, const void* const* columns, bool to_soa) {
+                                   cuda::std::span<const runtime_field> fields, const void* const* columns) {
   const std::string where = std::string("strata: ") + op + ": ";
   if (n < 0) throw size_error(where + "negative record count " + std::to_string(n));
   if (fields.empty() || fields.size() > max_runtime_fields)
@@ -205,7 +219,7 @@ inline std::size_t runtime_prepare(const char* op, runtime_layout& L, const void
   L.count = std::uint32_t(fields.size());
   std::vector<bool> covered(stride, false);
   L.stride = std::uint32_t(stride);
-  L.tile = runtime_tile_records(stride, to_soa);
+  L.tile = runtime_tile_records(stride);
   for (std::size_t k = 0; k < fields.size(); ++k) {
     const auto& f = fields[k];
     const std::string name = "field " + std::to_string(k) + " (offset " + std::to_string(f.offset) + ", " + std::to_string(f.size) + " bytes)";
@@ -219,7 +233,8 @@ inline std::size_t runtime_prepare(const char* op, runtime_layout& L, const void
     L.size[k] = std::uint32_t(f.size);
     L.aligned[k] = stride % f.size == 0 && f.offset % f.size == 0;  // staged tiles start 16-byte aligned
     L.vector[k] = reinterpret_cast<std::uintptr_t>(columns[k]) % 16 == 0;  // tiles start at multiples of 16 records
-    L.period[k] = runtime_rotation_period(f.size, stride);
+    L.rotation[k] = runtime_rotation(f.size, stride);
+    L.unit_shift[k] = std::uint8_t(f.size == 1 ? 4 : f.size == 2 ? 3 : f.size == 4 ? 2 : f.size == 8 ? 1 : 0);
     L.column[k] = static_cast<std::byte*>(const_cast<void*>(columns[k]));
     for (std::size_t b = f.offset; b < f.offset + f.size; ++b) covered[b] = true;
   }
@@ -230,26 +245,46 @@ inline std::size_t runtime_prepare(const char* op, runtime_layout& L, const void
 }
 
 #if defined(STRATA_BACKEND_CUDA)
-/// Moves `bytes` between global and shared memory with W-wide accesses, the tail byte by byte.
+/// Global -> shared: the tile's words as asynchronous copies (cp.async where the GPU has it), all
+/// issued before the block waits for any, and without passing through registers. A load followed
+/// by the shared-memory store that needs its value would leave one load per thread in flight, and
+/// the tile would arrive in as many round trips as a thread has words. Widths below 4 bytes (AoS
+/// pointers aligned only to 1 or 2) copy through registers; the tail byte by byte.
 template <class W>
-__device__ inline void runtime_stage(std::byte* dst, const std::byte* src, std::size_t bytes) {
-  const std::size_t words = bytes / sizeof(W);
-  for (std::size_t i = threadIdx.x; i < words; i += blockDim.x) reinterpret_cast<W*>(dst)[i] = reinterpret_cast<const W*>(src)[i];
-  for (std::size_t i = words * sizeof(W) + threadIdx.x; i < bytes; i += blockDim.x) dst[i] = src[i];
+__device__ inline void runtime_stage_in(std::byte* sm, const std::byte* src, std::uint32_t bytes) {
+  constexpr std::uint32_t threads = 256;
+  const std::uint32_t words = bytes / sizeof(W);
+  if constexpr (sizeof(W) >= 4) {
+    for (std::uint32_t i = threadIdx.x; i < words; i += threads) __pipeline_memcpy_async(sm + i * sizeof(W), src + i * sizeof(W), sizeof(W));
+    __pipeline_commit();
+  } else {
+    for (std::uint32_t i = threadIdx.x; i < words; i += threads) reinterpret_cast<W*>(sm)[i] = reinterpret_cast<const W*>(src)[i];
+  }
+  for (std::uint32_t i = words * sizeof(W) + threadIdx.x; i < bytes; i += threads) sm[i] = src[i];
+  if constexpr (sizeof(W) >= 4) __pipeline_wait_prior(0);
+}
+/// Shared -> global with W-wide accesses, the tail byte by byte.
+template <class W>
+__device__ inline void runtime_stage_out(std::byte* dst, const std::byte* sm, std::uint32_t bytes) {
+  constexpr std::uint32_t threads = 256;
+  const std::uint32_t words = bytes / sizeof(W);
+  for (std::uint32_t i = threadIdx.x; i < words; i += threads) reinterpret_cast<W*>(dst)[i] = reinterpret_cast<const W*>(sm)[i];
+  for (std::uint32_t i = words * sizeof(W) + threadIdx.x; i < bytes; i += threads) dst[i] = sm[i];
 }
 
 /// The block's threads over every unit of every field of the tile: consecutive threads take
-/// consecutive units, field after field.
+/// consecutive units, field after field (thread t: the tile's units t, t + 256, ...). A thread
+/// passes over the fields it has no unit of with a compare, so a tile costs each thread about
+/// its own units, not a step per field.
 template <bool ToSoa>
 __device__ inline void runtime_block_units(const runtime_layout& L, std::byte* sm, index_t first, std::uint32_t m) {
-  std::uint32_t k = 0, base = 0, units = runtime_units(L, 0, m);
-  for (std::uint32_t w = threadIdx.x;; w += blockDim.x) {
-    while (w >= base + units) {
-      if (++k == L.count) return;
-      base += units;
-      units = runtime_units(L, k, m);
-    }
-    runtime_unit<ToSoa>(L, sm, first, m, k, w - base, int(threadIdx.x & 31));
+  constexpr std::uint32_t threads = 256;
+  std::uint32_t base = 0;
+  for (std::uint32_t k = 0; k < L.count; ++k) {
+    const std::uint32_t units = runtime_units(L, k, m);
+    const std::uint32_t q0 = (threadIdx.x - base) & (threads - 1);  // the first unit w = base + q0 with w = threadIdx.x mod 256
+    if (q0 < units) runtime_field_units<ToSoa>(L, sm, first, m, k, base, q0, threads);
+    base += units;
   }
 }
 
@@ -259,7 +294,7 @@ __global__ void __launch_bounds__(256) runtime_to_soa_kernel(const std::byte* ao
   std::byte* sm = reinterpret_cast<std::byte*>(runtime_shared);
   const index_t first = index_t(blockIdx.x) * L.tile;
   const std::uint32_t m = std::uint32_t(n - first < index_t(L.tile) ? n - first : index_t(L.tile));
-  runtime_stage<W>(sm, aos + std::size_t(first) * L.stride, std::size_t(m) * L.stride);
+  runtime_stage_in<W>(sm, aos + std::size_t(first) * L.stride, m * L.stride);
   __syncthreads();
   runtime_block_units<true>(L, sm, first, m);
 }
@@ -278,7 +313,7 @@ __global__ void __launch_bounds__(256) runtime_to_aos_kernel(std::byte* aos, ind
   }
   runtime_block_units<false>(L, sm, first, m);
   __syncthreads();
-  runtime_stage<W>(aos + std::size_t(first) * L.stride, sm, std::size_t(m) * L.stride);
+  runtime_stage_out<W>(aos + std::size_t(first) * L.stride, sm, m * L.stride);
 }
 
 template <template <class> class Kernel, class P>
@@ -329,8 +364,7 @@ inline int runtime_device(const char* op, const void* aos, const runtime_layout&
 /// would have them.
 template <bool ToSoa>
 void runtime_tile_units(const runtime_layout& L, std::byte* sm, index_t first, std::uint32_t m) {
-  for (std::uint32_t k = 0, base = 0; k < L.count; base += runtime_units(L, k, m), ++k)
-    for (std::uint32_t q = 0; q < runtime_units(L, k, m); ++q) runtime_unit<ToSoa>(L, sm, first, m, k, q, int((base + q) & 31));
+  for (std::uint32_t k = 0, base = 0; k < L.count; base += runtime_units(L, k, m), ++k) runtime_field_units<ToSoa>(L, sm, first, m, k, base, 0, 1);
 }
 
 template <class Phase>
@@ -353,7 +387,7 @@ void runtime_emulate_tiles(index_t n, const runtime_layout& L, Phase&& phase) {
 inline void aos_to_soa(const void* aos, std::size_t stride, index_t n, cuda::std::span<const runtime_field> fields,
                        void* const* columns, stream_t stream = {}) {
   detail::runtime_layout L{};
-  const std::size_t word = detail::runtime_prepare("aos_to_soa (runtime fields)", L, aos, stride, n, fields, columns, true);
+  const std::size_t word = detail::runtime_prepare("aos_to_soa (runtime fields)", L, aos, stride, n, fields, columns);
   if (n == 0) return;
   const auto* src = static_cast<const std::byte*>(aos);
 #if defined(STRATA_BACKEND_CUDA)
@@ -373,7 +407,7 @@ inline void aos_to_soa(const void* aos, std::size_t stride, index_t n, cuda::std
 inline void soa_to_aos(const void* const* columns, cuda::std::span<const runtime_field> fields, index_t n, void* aos,
                        std::size_t stride, stream_t stream = {}) {
   detail::runtime_layout L{};
-  const std::size_t word = detail::runtime_prepare("soa_to_aos (runtime fields)", L, aos, stride, n, fields, columns, false);
+  const std::size_t word = detail::runtime_prepare("soa_to_aos (runtime fields)", L, aos, stride, n, fields, columns);
   if (n == 0) return;
   auto* dst = static_cast<std::byte*>(aos);
 #if defined(STRATA_BACKEND_CUDA)
