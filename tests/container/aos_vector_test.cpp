@@ -70,6 +70,33 @@ TYPED_TEST(AosVector, ContainerOperations) {
   EXPECT_THROW(n.get(4), std::out_of_range);
 }
 
+// aos_vector is the generic container over the padded AoS mapping: what every strata container
+// does (push_back through reallocations, appends of host ranges and of other containers, copies
+// between memory spaces, host element access), checked against a std::vector of the same records.
+TYPED_TEST(AosVector, GenericContainerOperations) {
+  using T = TypeParam;
+  STRATA_SEED_TRACE();
+  const auto ref = random_records<T>(3000, 11);
+  aos_vector<T> v;
+  for (std::size_t i = 0; i < 37; ++i) v.push_back(ref[i]);  // several reallocations
+  EXPECT_EQ(v.size(), 37u);
+  EXPECT_GE(v.capacity(), 37u);
+  EXPECT_EQ(v.allocated_bytes(), v.capacity() * sizeof(strata::layout::aligned_record<T>));
+  v.append(std::span<const T>(ref.data() + 37, 1000));
+  const aos_vector<T> tail(std::vector<T>(ref.begin() + 1037, ref.end()));
+  v.append(tail, strata::stream_t{});
+  strata::synchronize(strata::stream_t{});
+  expect_equal(v, ref);
+  strata::host_aos_vector<T> host(v.size());
+  v.copy_to_async(host, strata::stream_t{});
+  strata::synchronize(strata::stream_t{});
+  expect_equal(host, ref);
+  EXPECT_TRUE(same_bits(T(v[2999]), ref[2999]));
+  EXPECT_THROW((void)v.get(3000), std::out_of_range);
+  strata::host_aos_vector<T> wrong(5);
+  EXPECT_THROW(v.copy_to_async(wrong, strata::stream_t{}), strata::size_error);
+}
+
 TEST(AosView, ProxyAndForeignChecks) {
   STRATA_SEED_TRACE();
   auto ref = random_records<particle>(8);

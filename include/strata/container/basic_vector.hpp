@@ -1,17 +1,19 @@
-// basic_vector<T, M, Space>: the owning container over a columnar mapping M (layout/mapping.hpp),
-// one allocation per container laid out by M. basic_vector (basic_vector.hpp) is this container over
-// the SoA mapping. Copies are deep, as for thrust::device_vector; element access from the host is
+// basic_vector<T, M, Space>: the owning container over a mapping M (layout/mapping.hpp), one
+// allocation per container laid out by M. soa_vector, aosoa_vector and aos_vector are this
+// container over the SoA, blocked and padded AoS mappings; its view is the mapping kind's
+// (basic_view over leaves for columnar mappings, aos_view over whole records). Copies are deep, as for thrust::device_vector; element access from the host is
 // the slow path. Device memory stays on the GPU that was current when it was first allocated; the
 // container's own operations run there whatever device is current.
 //
-// Records move between allocations as byte runs where the mapping allows: a column per leaf for
-// SoA; for blocked mappings the whole blocks of a range as one run plus the partial blocks at its
+// Records move between allocations as byte runs where the mapping allows: one run for padded AoS, a
+// column per leaf for SoA; for blocked mappings the whole blocks of a range as one run plus the partial blocks at its
 // ends leaf by leaf. A range that lands at a different position inside a block (appending to a
 // blocked container whose size is not a whole number of blocks) is copied record by record by one
 // Thrust kernel over the two views.
 #pragma once
 
 #include <strata/config.hpp>
+#include <strata/container/aos_view.hpp>
 #include <strata/container/host_transpose.hpp>
 #include <strata/container/view.hpp>
 #include <strata/layout/mapping.hpp>
@@ -43,18 +45,36 @@ template <class R, class T>
 concept contiguous_range_of = std::ranges::contiguous_range<R> && std::ranges::sized_range<R> &&
                               std::is_same_v<std::remove_cv_t<std::ranges::range_value_t<R>>, T>;
 
+namespace detail {
+/// The view of a mapping kind: leaf views over columnar mappings, record views over record mappings.
+template <class U, class M, bool Columnar = layout::columnar_mapping<M>>
+struct view_for {
+  using type = basic_view<U, M>;
+};
+template <class U, class M>
+struct view_for<U, M, false> {
+  using type = aos_view<U>;
+};
+}  // namespace detail
+
 template <class T, class M, memory_space Space = memory_space::device>
 class basic_vector {
-  static_assert(layout::columnar_mapping<M> && std::is_same_v<typename M::record, T>, "strata: basic_vector needs a columnar mapping of T");
-  static_assert(M::proven(), "strata: the mapping's layout facts (alignment, no overlap) do not hold for this record");
+  static constexpr bool columnar = layout::columnar_mapping<M>;
+  static_assert((columnar || layout::record_mapping<M>) && std::is_same_v<typename M::record, T>,
+                "strata: basic_vector needs a columnar or record mapping of T");
+  static constexpr bool proven() {
+    if constexpr (columnar) return M::proven();
+    else return true;
+  }
+  static_assert(proven(), "strata: the mapping's layout facts (alignment, no overlap) do not hold for this record");
 
  public:
   using value_type = T;
   using size_type = std::size_t;
   using mapping_type = M;
   using layout_type = M;
-  using view_type = basic_view<T, M>;
-  using const_view_type = basic_view<const T, M>;
+  using view_type = typename detail::view_for<T, M>::type;
+  using const_view_type = typename detail::view_for<const T, M>::type;
   static constexpr memory_space space = Space;
   static constexpr std::size_t leaves = layout_type::leaves;
   /// The name errors use: the mapping's container alias (soa_vector, ...) where it gives one.
@@ -97,6 +117,17 @@ class basic_vector {
   static constexpr size_type max_size() noexcept { return layout_type::max_capacity; }
   /// Bytes of the one allocation (columns, their padding and the gaps to 256-byte boundaries).
   size_type allocated_bytes() const noexcept { return buf_.bytes(); }
+  /// Record mappings: the padded records, one object each.
+  auto* data() noexcept
+    requires(!columnar)
+  {
+    return stored_ptr();
+  }
+  const auto* data() const noexcept
+    requires(!columnar)
+  {
+    return stored_ptr();
+  }
   /// The GPU holding the records (-1: none yet, or host memory).
   int device() const noexcept { return device_; }
   memory_location location() const noexcept { return {Space, device_}; }
@@ -136,10 +167,14 @@ class basic_vector {
   void clear() noexcept { size_ = 0; }
 
   // Views are taken from lvalues only: a view of a temporary container would dangle.
-  view_type view() & noexcept { return view_type(columns<std::byte*>(), index_t(size_), index_t(capacity_), location()); }
+  view_type view() & noexcept {
+    if constexpr (columnar) return view_type(columns<std::byte*>(), index_t(size_), index_t(capacity_), location());
+    else return view_type(stored_ptr(), index_t(size_), location());
+  }
   const_view_type view() const& noexcept { return const_view(); }
   const_view_type const_view() const& noexcept {
-    return const_view_type(columns<const std::byte*>(), index_t(size_), index_t(capacity_), location());
+    if constexpr (columnar) return const_view_type(columns<const std::byte*>(), index_t(size_), index_t(capacity_), location());
+    else return const_view_type(stored_ptr(), index_t(size_), location());
   }
   operator view_type() & noexcept { return view(); }
   operator const_view_type() const& noexcept { return const_view(); }
@@ -184,7 +219,8 @@ class basic_vector {
     fresh.device_ = device_;
     fresh.allocate(layout_type::round_capacity(n));
     fresh.size_ = n;
-    detail::aos_to_soa_from_host(records, n, fresh.view(), Space);
+    if constexpr (columnar) detail::aos_to_soa_from_host(records, n, fresh.view(), Space);
+    else fresh.put_records(0, records, n);
     swap(fresh);
   }
   template <class R>
@@ -206,15 +242,23 @@ class basic_vector {
     push_back(T{std::forward<A>(args)...});
   }
 
-  /// Appends host AoS records: they cross to the device through the pinned pipeline into a staging
-  /// container, whose columns are then copied behind this one's. Capacity grows by at least half.
+  /// Appends host AoS records: for columnar mappings they cross to the device through the pinned
+  /// pipeline into a staging container, whose columns are then copied behind this one's; padded
+  /// records are padded on the host and copied behind the last. Capacity grows by at least half.
   /// Strong guarantee.
   void append(std::span<const T> records) {
     if (records.empty()) return;
     check_size(size_ + records.size(), "append");
-    const basic_vector staged(records);
-    append(staged, stream_t{});
-    synchronize(stream_t{});
+    if constexpr (columnar) {
+      const basic_vector staged(records);
+      append(staged, stream_t{});
+      synchronize(stream_t{});
+    } else {
+      const size_type n = records.size(), at = size_;
+      if (at + n > capacity_) reserve(std::max(at + n, capacity_ + capacity_ / 2));
+      put_records(at, records.data(), n);
+      size_ = at + n;
+    }
   }
   template <class R>
     requires contiguous_range_of<R, T>
@@ -234,7 +278,7 @@ class basic_vector {
     size_ = at + n;
   }
 
-  /// SoA -> AoS on the way out.
+  /// AoS records on the way out (SoA -> AoS for columnar mappings).
   std::vector<T> to_host() const {
     std::vector<T> out(size_);
     copy_to_host(std::span<T>(out));
@@ -242,7 +286,20 @@ class basic_vector {
   }
   void copy_to_host(std::span<T> out) const {
     if (out.size() != size_) detail::throw_size_error(std::string(container_name) + "::copy_to_host: output records", index_t(out.size()), index_t(size_));
-    detail::soa_to_aos_to_host(const_view(), out.data(), Space);
+    if constexpr (columnar) {
+      detail::soa_to_aos_to_host(const_view(), out.data(), Space);
+    } else {
+      using stored = typename M::stored;
+      const stored* src = stored_ptr();
+      std::vector<stored> staged;
+      if (Space == memory_space::device && STRATA_DEVICE_IS_SEPARATE) {
+        staged.resize(size_);
+        copy_bytes(staged.data(), src, size_ * sizeof(stored));
+        src = staged.data();
+      }
+      STRATA_PARALLEL_FOR_IF(size_ > (1 << 16))
+      for (index_t i = 0; i < index_t(size_); ++i) out[i] = src[i].value;
+    }
   }
 
   /// Stream-ordered copy of all records into dst (any memory space, same record type); dst must
@@ -253,15 +310,21 @@ class basic_vector {
     dst.copy_records(0, *this, 0, size_, stream);
   }
 
-  /// Record i read or written from the host (one small copy per leaf).
+  /// Record i read or written from the host (one small copy per leaf, or of the padded record).
   T get(size_type i) const {
     check_index(i);
-    T r;
-    reflect::for_each_leaf<T>([&](auto f) {
-      constexpr std::size_t L = decltype(f)::value;
-      copy_bytes(&reflect::leaf<L>(r), buf_.data() + M::leaf_offset(capacity_, i, L), layout_type::leaf_sizes[L]);
-    });
-    return r;
+    if constexpr (!columnar) {
+      typename M::stored r;
+      copy_bytes(&r, stored_ptr() + i, sizeof r);
+      return r.value;
+    } else {
+      T r;
+      reflect::for_each_leaf<T>([&](auto f) {
+        constexpr std::size_t L = decltype(f)::value;
+        copy_bytes(&reflect::leaf<L>(r), buf_.data() + M::leaf_offset(capacity_, i, L), layout_type::leaf_sizes[L]);
+      });
+      return r;
+    }
   }
   void set(size_type i, const T& r) {
     check_index(i);
@@ -291,21 +354,46 @@ class basic_vector {
   friend class basic_vector;
 
   std::byte* column_ptr(std::size_t i) const noexcept { return buf_.data() + layout_type::column_offset(capacity_, i); }
-  // Record i's leaves from the host, i < capacity().
+  auto* stored_ptr() const noexcept { return reinterpret_cast<typename M::stored*>(buf_.data()); }
+  // Record mappings: n host records padded into records [at, at + n), i.e. staged on the host when
+  // the container's memory is the device's.
+  void put_records(size_type at, const T* records, size_type n) {
+    using stored = typename M::stored;
+    auto pad = [&](stored* out) {
+      STRATA_PARALLEL_FOR_IF(n > (1 << 16))
+      for (index_t i = 0; i < index_t(n); ++i) out[i] = stored(records[i]);
+    };
+    if (Space != memory_space::device || !STRATA_DEVICE_IS_SEPARATE) {
+      pad(stored_ptr() + at);
+    } else {
+      std::vector<stored> staged(n);
+      pad(staged.data());
+      copy_bytes(stored_ptr() + at, staged.data(), n * sizeof(stored));
+    }
+  }
+  // Record i's leaves from the host, i < capacity() (the padded record whole for record mappings).
   void write_record(size_type i, const T& r) {
-    reflect::for_each_leaf<T>([&](auto f) {
-      constexpr std::size_t L = decltype(f)::value;
-      copy_bytes(buf_.data() + M::leaf_offset(capacity_, i, L), &reflect::leaf<L>(r), layout_type::leaf_sizes[L]);
-    });
+    if constexpr (!columnar) {
+      const typename M::stored padded(r);
+      copy_bytes(stored_ptr() + i, &padded, sizeof padded);
+    } else {
+      reflect::for_each_leaf<T>([&](auto f) {
+        constexpr std::size_t L = decltype(f)::value;
+        copy_bytes(buf_.data() + M::leaf_offset(capacity_, i, L), &reflect::leaf<L>(r), layout_type::leaf_sizes[L]);
+      });
+    }
   }
 
   // Calls run(leaf or -1, offset in an allocation of capacity `cap`, bytes, record) for the byte runs
-  // holding records [from, from + n): one per leaf (SoA), or per leaf for the partial blocks at the
-  // ends and one run (leaf -1) for the whole blocks between them.
+  // holding records [from, from + n): one run (leaf -1) of whole records for record mappings, one
+  // per leaf (SoA), or per leaf for the partial blocks at the ends and one run (leaf -1) for the
+  // whole blocks between them.
   template <class Run>
   static void for_each_run(size_type cap, size_type from, size_type n, Run&& run) {
     if (n == 0) return;
-    if constexpr (M::block == 0) {
+    if constexpr (!columnar) {
+      run(-1, from * M::stride, n * M::stride, from);
+    } else if constexpr (M::block == 0) {
       for (std::size_t l = 0; l < leaves; ++l) run(int(l), M::leaf_offset(cap, from, l), n * M::leaf_sizes[l], from);
     } else {
       constexpr size_type b = M::block;
@@ -336,12 +424,15 @@ class basic_vector {
       for_each_run(capacity_, at, n, [&](int leaf, size_type off, size_type bytes, size_type i) {
         const size_type j = i - at + from;  // the same record on the source side
         size_type src_off = 0;
-        if constexpr (M::block == 0) src_off = M::leaf_offset(src.capacity_, j, std::size_t(leaf));
+        if constexpr (!columnar) src_off = j * M::stride;
+        else if constexpr (M::block == 0) src_off = M::leaf_offset(src.capacity_, j, std::size_t(leaf));
         else src_off = leaf >= 0 ? M::leaf_offset(src.capacity_, j, std::size_t(leaf)) : j / M::block * M::block_bytes;
         copy_bytes_async(buf_.data() + off, src.buf_.data() + src_off, bytes, stream);
       });
     };
-    if constexpr (M::block == 0) {
+    if constexpr (!columnar) {
+      by_runs();
+    } else if constexpr (M::block == 0) {
       by_runs();
     } else if (at % M::block == from % M::block) {
       by_runs();
@@ -427,7 +518,9 @@ class basic_vector {
       synchronize(stream_t{});
       return;
     }
-    if constexpr (M::block == 0) {
+    if constexpr (!columnar) {
+      detail::fill_n(stored_ptr() + from, index_t(to - from), typename M::stored(*value), Space);
+    } else if constexpr (M::block == 0) {
       reflect::for_each_leaf<T>([&](auto f) {
         constexpr std::size_t L = decltype(f)::value;
         detail::fill_n(view().template leaf_ptr<L>(index_t(from)), index_t(to - from), reflect::leaf<L>(*value), Space);

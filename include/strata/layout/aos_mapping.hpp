@@ -1,8 +1,8 @@
 // The padded AoS mapping: records one after another, each padded and aligned as
-// layout::aligned_record<T> so a whole record moves as one or two 16-byte accesses. aos_view and
-// aos_vector are written over whole records rather than leaves (a reference to any member, struct
-// members included, is a reference into one object), so they use this mapping for sizes and
-// offsets and keep their own record-level view.
+// layout::aligned_record<T> so a whole record moves as one or two 16-byte accesses. A record
+// mapping: aos_vector is the generic owning container over it, and its view (aos_view) is written
+// over whole records rather than leaves (a reference to any member, struct members included, is a
+// reference into one object).
 #pragma once
 
 #include <strata/config.hpp>
@@ -19,9 +19,11 @@ namespace strata {
 template <class T>
 struct aos_mapping {
   using record = T;
+  using stored = layout::aligned_record<T>;
   using descriptor = layout::record_descriptor<T>;
+  static constexpr const char* container_name = "aos_vector";
   static constexpr std::size_t leaves = descriptor::leaves;
-  static constexpr std::size_t stride = sizeof(layout::aligned_record<T>);
+  static constexpr std::size_t stride = sizeof(stored);
   static constexpr std::size_t capacity_quantum = 1;
   static constexpr std::size_t max_capacity = (std::numeric_limits<std::size_t>::max() / 2) / stride;
   static constexpr std::array<std::size_t, leaves> offsets = [] {

@@ -3,6 +3,9 @@
 // container and the transposes are written once over it; SoA (soa_mapping.hpp), padded AoS
 // (aos_mapping.hpp) and blocked layouts are mappings.
 //
+// Record mappings (aos_mapping.hpp) keep each record whole instead; the owning container is
+// written over both kinds, the views are one per kind.
+//
 // Columnar mappings keep each leaf's values of consecutive records side by side, in blocks of
 // `block` records (block == 0: one block, i.e. a column per leaf over the whole allocation). Leaf L
 // of record i then lies at column_offset(capacity, L) + (i / block) * block_bytes + (i % block) *
@@ -35,6 +38,14 @@ concept columnar_mapping = mapping<M> && requires(std::size_t n) {
   { M::block_bytes } -> std::convertible_to<std::size_t>;  ///< bytes from one block to the next
   { M::column_offset(n, n) } -> std::same_as<std::size_t>;  ///< (capacity, leaf) -> offset of record 0's leaf
   { M::leaf_sizes[0] } -> std::convertible_to<std::size_t>;
+};
+
+/// Record mappings store each record whole, as one `stored` object `stride` bytes after the one
+/// before (padded AoS): a reference to any member is a reference into that object.
+template <class M>
+concept record_mapping = mapping<M> && requires {
+  typename M::stored;
+  { M::stride } -> std::convertible_to<std::size_t>;
 };
 
 /// Records [i, i + count) of leaf columns lie in one block, so each leaf's values are one array.
