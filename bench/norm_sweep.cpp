@@ -1,10 +1,11 @@
 // The normalization sweep: layer norm and RMS norm at every hidden size of the sweep (multiples of
 // 256 up to 16384 and the odd and long ones), fp32 and bf16, rows chosen so that each case moves
 // about 256 MB, timed like strata_bench (CUDA events, each run after a 256 MiB memset that empties
-// L2; median of 20). With --validate, every configuration the chooser considered is timed too, and
-// the table shows the chosen one against the fastest: the check that the choice holds across
-// shapes. Writes results rows (report.py --extra) and the validation table as JSON.
-//   norm_sweep [--coarse] [--validate] [--out FILE]
+// L2; median of 20). With --validate, every plan the chooser weighed is timed too, with what the
+// chooser knew of it (blocks per SM, resident row bytes, share of units used, score): the check
+// that the choice holds across shapes. Writes results rows (report.py --extra) with each
+// validated plan's time.
+//   norm_sweep [--coarse] [--validate] [--hidden h1,h2,...] [--out FILE]
 #include "common.hpp"
 
 #include <strata/algorithm/normalize.hpp>
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -56,10 +58,16 @@ double median_ms(Body&& body) {
   return t[t.size() / 2];
 }
 
+struct timed_plan {
+  std::string plan;
+  int blocks = 0;
+  double resident_kb = 0, used = 0, score = 0, ms = 0;
+};
 struct row {
   std::string kind, dtype, chosen, best;
   index_t rows, hidden;
   double bytes, ms, best_ms;
+  std::vector<timed_plan> plans;
 };
 
 template <strata::norm_kind Kind, class T>
@@ -72,29 +80,43 @@ row measure(const char* dtype, index_t hidden, bool validate) {
   g.copy_from_host(ones.data());
   b.copy_from_host(zeros.data());
   const cuda::std::span<const T> gs(g.const_view().data, std::size_t(hidden)), bs(b.const_view().data, std::size_t(hidden));
+  const cuda::std::span<const T> beta = Kind == strata::norm_kind::layer ? bs : cuda::std::span<const T>{};
   auto call = [&](const sn::plan* p) {
-    if (p) return sn::run_with<Kind>(*p, x.const_view(), y.view(), gs, Kind == strata::norm_kind::layer ? bs : cuda::std::span<const T>{}, 1e-5f);
+    if (p) return sn::run_with<Kind>(*p, x.const_view(), y.view(), gs, beta, 1e-5f);
     if constexpr (Kind == strata::norm_kind::layer) return strata::layer_norm<T>(x.const_view(), y.view(), gs, bs, 1e-5f);
     else return strata::rms_norm<T>(x.const_view(), y.view(), gs, 1e-5f);
   };
   row r{Kind == strata::norm_kind::layer ? "layer_norm" : "rms_norm", dtype, "", "", rows, hidden,
-        2.0 * double(rows) * double(hidden) * sizeof(T), 0, 0};
-#if defined(STRATA_BACKEND_CUDA)
-  const sn::plan chosen = sn::planned<Kind, T>(hidden);
-  r.chosen = sn::describe(chosen);
-#endif
+        2.0 * double(rows) * double(hidden) * sizeof(T), 0, 0, {}};
+  const sn::args<T> a{xv.data, xv.data, gs.data(), beta.data(), rows, hidden, xv.pitch, xv.pitch, 1e-5f};
+  const sn::row_needs needs = sn::needs_of(a);
+  r.chosen = sn::describe(sn::planned<Kind, T>(needs));
   r.ms = median_ms([&] { call(nullptr); });
   r.best = r.chosen, r.best_ms = r.ms;
+  if (validate) {
 #if defined(STRATA_BACKEND_CUDA)
-  if (validate)
-    for (const sn::plan& p : sn::candidates<T>(hidden)) {
-      const double ms = median_ms([&] { call(&p); });
-      if (ms < r.best_ms) r.best_ms = ms, r.best = sn::describe(p);
-    }
+    const sn::device_model model = sn::gpu_model<Kind, T>(needs.whole);
 #else
-  (void)validate;
+    const sn::device_model model = sn::host_model();
 #endif
+    for (const sn::plan& p : sn::plans_considered<Kind, T>(needs)) {
+      timed_plan t;
+      t.plan = sn::describe(p), t.blocks = model.blocks_per_sm(p);
+      t.resident_kb = sn::resident_bytes(p, needs.units, t.blocks) / 1024, t.score = sn::score(p, needs.units, t.blocks, model.target_bytes_per_sm);
+      t.used = double(needs.units) / (double(p.parts) * p.group * p.vpt);
+      t.ms = median_ms([&] { call(&p); });
+      if (t.ms < r.best_ms) r.best_ms = t.ms, r.best = t.plan;
+      r.plans.push_back(t);
+    }
+  }
   return r;
+}
+
+std::vector<index_t> parse_list(const std::string& s) {
+  std::vector<index_t> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(std::stoll(item));
+  return out;
 }
 
 }  // namespace
@@ -102,22 +124,28 @@ row measure(const char* dtype, index_t hidden, bool validate) {
 int main(int argc, char** argv) {
   bool coarse = false, validate = false;
   std::string out = "norm_sweep.json";
+  std::vector<index_t> only;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--coarse") coarse = true;
     else if (a == "--validate") validate = true;
+    else if (a == "--hidden" && i + 1 < argc) only = parse_list(argv[++i]);
     else if (a == "--out" && i + 1 < argc) out = argv[++i];
-    else return std::fprintf(stderr, "usage: norm_sweep [--coarse] [--validate] [--out FILE]\n"), 2;
+    else return std::fprintf(stderr, "usage: norm_sweep [--coarse] [--validate] [--hidden h1,h2,...] [--out FILE]\n"), 2;
   }
-  const std::size_t copy_bytes = std::size_t(1) << 30;
+  const std::size_t copy_bytes = strata_bench::scaled(index_t(1) << 30);
   strata::buffer src(copy_bytes, strata::memory_space::device), dst(copy_bytes, strata::memory_space::device);
   strata::fill_bytes_async(src.data(), 1, copy_bytes, strata::stream_t{}, strata::memory_space::device);
   const double copy_ms = median_ms([&] { strata::copy_bytes_async(dst.data(), src.data(), copy_bytes, strata::stream_t{}); });
   const double memcpy_gbps = 2.0 * double(copy_bytes) / (copy_ms * 1e-3) / 1e9;
+#if defined(STRATA_BACKEND_CUDA)
+  std::printf("memory bandwidth from the device %.1f GB/s, row bytes per SM targeted %.1f KiB\n", sn::memory_bandwidth() / 1e9,
+              sn::gpu_model<strata::norm_kind::layer, float>(true).target_bytes_per_sm / 1024);
+#endif
   std::printf("cudaMemcpy D2D %.1f GB/s\n| op | dtype | rows x hidden | chosen | ms | x memcpy | fastest considered | ms | chosen / fastest |\n"
               "| --- | --- | --- | --- | ---: | ---: | --- | ---: | ---: |\n", memcpy_gbps);
   std::vector<row> all;
-  for (index_t h : hiddens(coarse)) {
+  for (index_t h : only.empty() ? hiddens(coarse) : only) {
     for (auto r : {measure<strata::norm_kind::layer, float>("fp32", h, validate), measure<strata::norm_kind::layer, strata::bfloat16>("bf16", h, validate),
                    measure<strata::norm_kind::rms, float>("fp32", h, validate), measure<strata::norm_kind::rms, strata::bfloat16>("bf16", h, validate)}) {
       std::printf("| %s | %s | %lldx%lld | %s | %.4f | %.3f | %s | %.4f | %.3f |\n", r.kind.c_str(), r.dtype.c_str(), (long long)r.rows,
@@ -134,7 +162,13 @@ int main(int argc, char** argv) {
     f << " {\"workload\": \"" << r.kind << "\", \"variant\": \"strata\", \"dtype\": \"" << r.dtype << "\", \"rows\": " << r.rows
       << ", \"hidden\": " << r.hidden << ", \"n\": " << r.rows * r.hidden << ", \"bytes\": " << (long long)r.bytes << ", \"ms\": " << r.ms
       << ", \"gbps\": " << r.bytes / (r.ms * 1e-3) / 1e9 << ", \"plan\": \"" << r.chosen << "\", \"fastest_considered\": \"" << r.best
-      << "\", \"fastest_ms\": " << r.best_ms << "}" << (i + 1 < all.size() ? ",\n" : "\n");
+      << "\", \"fastest_ms\": " << r.best_ms << ", \"considered\": [";
+    for (std::size_t j = 0; j < r.plans.size(); ++j) {
+      const timed_plan& t = r.plans[j];
+      f << (j ? ", " : "") << "{\"plan\": \"" << t.plan << "\", \"blocks_per_sm\": " << t.blocks << ", \"resident_kb\": " << t.resident_kb
+        << ", \"used\": " << t.used << ", \"score\": " << t.score << ", \"ms\": " << t.ms << "}";
+    }
+    f << "]}" << (i + 1 < all.size() ? ",\n" : "\n");
   }
   f << "]}\n";
   return 0;

@@ -150,14 +150,13 @@ struct mass_below {
   __host__ __device__ bool operator()(const particle& p) const { return p.mass < 0.5f; }
 };
 void probe_erase_if(strata::soa_vector<particle>& v) { (void)strata::erase_if(v, mass_below{}); }
-// Normalization: rows, gamma and beta in 16-byte vectors, output likewise (fp32 and bf16), in the
-// kernels whose units cover a row exactly (Li16ELb1E: 16-byte units, exact). The other 16-byte
-// kernels also move a row's last, partial unit element by element where the rows are not
-// strata's own.
-// sass-expect: rows_kernel.*Li16ELb1E load=128 store=128
-// sass-expect: rows_kernel.*Li16ELb0E load=any128 store=any128
-// sass-expect: split_kernel.*Lb1E load=any128 store=any128
-// sass-expect: cluster_kernel.*Lb1E load=128 store=128
+// Normalization: rows, gamma and beta in 16-byte vectors, output likewise (fp32 and bf16), in every
+// kernel and every units-per-thread count; the elements of a row's partial first and last units,
+// gamma and beta off their boundaries and an output at another offset than the input move element
+// by element (norm_row.hpp), so each kernel also has narrower accesses.
+// sass-expect: rows_kernel.*Li[1-8]EEEv load=any128 store=any128
+// sass-expect: split_kernel.*Li[1-8]EEEv load=any128 store=any128
+// sass-expect: cluster_kernel.*Li[1-8]EEEv load=any128 store=any128
 void probe_layer_norm(strata::matrix_view<const float> x, strata::matrix_view<float> y, const float* g,
                       strata::matrix_view<const strata::bfloat16> xb, strata::matrix_view<strata::bfloat16> yb, const strata::bfloat16* gb) {
   strata::layer_norm<float>(x, y, {g, std::size_t(x.cols)}, {g, std::size_t(x.cols)}, 1e-5f);

@@ -1,0 +1,316 @@
+// One thread's part of a row normalization, the same code on the GPU and on the host backend: a
+// row is cut into 16-byte units on 16-byte boundaries of memory, so a row that starts off such a
+// boundary (a dense tensor of odd width) still moves in whole vectors, with a partial first and
+// last unit read and written element by element. A thread holds `V` units of its group's share in
+// registers as loaded (bf16 and fp16 at half the registers of floats), reports its elements'
+// moments and writes its units normalized.
+#pragma once
+
+#include <strata/algorithm/rows.hpp>
+#include <strata/config.hpp>
+#include <strata/layout/numeric.hpp>
+#include <strata/layout/vector_access.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace strata {
+
+enum class norm_kind { layer, rms };
+
+namespace detail::norm {
+
+/// Everything a normalization kernel needs, by value.
+template <class T>
+struct args {
+  const T* x;
+  T* y;
+  const T* gamma;  // null: 1
+  const T* beta;   // null: 0
+  index_t rows, cols, x_pitch, y_pitch;
+  float eps;
+};
+
+template <class T>
+inline constexpr int lanes = int(16 / sizeof(T));
+
+/// Row statistics as (count, mean, M2). For RMS norm, mean stays 0 and M2 is the sum of squares.
+struct moments {
+  float count, mean, m2;
+};
+
+// Products and sums that the compiler must not fuse: merge() gives the same bits whichever
+// operand comes first, so every lane of a butterfly ends with the same statistics.
+STRATA_HD inline float mul_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+STRATA_HD inline float add_rn(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+/// Two parts' statistics as one (Chan et al.; stable for long rows), symmetric in its operands.
+template <norm_kind Kind>
+STRATA_HD inline moments merge(const moments& a, const moments& b) {
+  if constexpr (Kind == norm_kind::rms) {
+    return {add_rn(a.count, b.count), 0.0f, add_rn(a.m2, b.m2)};
+  } else {
+    if (a.count == 0) return b;
+    if (b.count == 0) return a;
+    const float n = add_rn(a.count, b.count), d = b.mean - a.mean;
+    const float mean = add_rn(mul_rn(a.count, a.mean), mul_rn(b.count, b.mean)) / n;
+    return {n, mean, add_rn(add_rn(a.m2, b.m2), mul_rn(mul_rn(d, d), mul_rn(a.count, b.count) / n))};
+  }
+}
+
+/// mean and 1/sqrt(var + eps) (layer norm), or 0 and 1/sqrt(mean(x^2) + eps) (RMS norm), from the
+/// moments of a whole row of `cols` elements.
+template <norm_kind Kind>
+STRATA_HD inline void finish(const moments& m, index_t cols, float eps, float& mean, float& rstd) {
+  const float var = m.m2 / float(cols);
+#if defined(__CUDA_ARCH__)
+  rstd = rsqrtf(var + eps);
+#else
+  rstd = 1.0f / std::sqrt(var + eps);
+#endif
+  mean = Kind == norm_kind::layer ? m.mean : 0.0f;
+}
+
+/// Where a row's units lie in memory: unit u holds the row's elements u * L - head ..
+/// u * L - head + L - 1 (L = lanes<T>); units [full_begin, full_end) lie wholly inside the row.
+struct row_span {
+  index_t cols, units, full_begin, full_end;
+  int head;
+};
+template <class T>
+STRATA_HD inline row_span span_of(const T* row, index_t cols) {
+  constexpr int L = lanes<T>;
+  const int head = int(reinterpret_cast<std::uintptr_t>(row) % 16 / sizeof(T));
+  return {cols, (head + cols + L - 1) / L, head > 0 ? 1 : 0, (head + cols) / L, head};
+}
+
+// 16-byte accesses to global memory with no ordering beyond their data: loads may be hoisted over
+// the stores of other units (a thread never reads a unit after writing it), stores are never
+// split. Spelled as ld/st.global: the unit base is computed through an integer, after which the
+// compiler would emit generic accesses.
+STRATA_HD inline vec::word16 load16(const void* p) {
+#if defined(__CUDA_ARCH__)
+  uint4 r;
+  asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+  return r;
+#else
+  return vec::load<16>(p);
+#endif
+}
+STRATA_HD inline void store16(void* p, const vec::word16& w) {
+#if defined(__CUDA_ARCH__)
+  asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w));
+#else
+  vec::store<16>(p, w);
+#endif
+}
+/// The floats of a unit held as loaded. On the device, bf16 and fp16 are widened by volatile
+/// instructions each time they are needed: otherwise the compiler reuses the floats of one pass in
+/// the next and holds 8 floats per unit instead of 4 words, doubling a bf16 row's registers.
+template <class T>
+STRATA_HD inline void unpack_kept(const vec::word16& w, float (&out)[lanes<T>]) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<T, bfloat16> || std::is_same_v<T, half>) {
+    const std::uint32_t u[4] = {w.x, w.y, w.z, w.w};
+    STRATA_UNROLL
+    for (int i = 0; i < 4; ++i) {
+      if constexpr (std::is_same_v<T, bfloat16>) {
+        std::uint32_t lo, hi;
+        asm volatile("shl.b32 %0, %1, 16;" : "=r"(lo) : "r"(u[i]));
+        asm volatile("and.b32 %0, %1, 0xffff0000;" : "=r"(hi) : "r"(u[i]));
+        out[2 * i] = __uint_as_float(lo), out[2 * i + 1] = __uint_as_float(hi);
+      } else {
+        asm volatile("{.reg .f16 a, b;\n mov.b32 {a, b}, %2;\n cvt.f32.f16 %0, a;\n cvt.f32.f16 %1, b;}"
+                     : "=f"(out[2 * i]), "=f"(out[2 * i + 1]) : "r"(u[i]));
+      }
+    }
+    return;
+  }
+#endif
+  rows::unpack_floats<T>(w, out);
+}
+
+template <class T>
+STRATA_HD inline const T* unit_base(const T* row, int head) {
+  return reinterpret_cast<const T*>(reinterpret_cast<std::uintptr_t>(row) - std::uintptr_t(head) * sizeof(T));
+}
+
+/// Elements of a row's partial first and last units that one part of the row holds (the part of
+/// units [begin, end)); a group needs at least this many threads (norm_plan.hpp: min_group).
+STRATA_HD inline int partial_elements(const row_span& s, index_t begin, index_t end, int L, int& head_n, index_t& tail_c) {
+  head_n = s.head > 0 && begin == 0 ? int(s.cols < L - s.head ? s.cols : L - s.head) : 0;
+  tail_c = s.full_end * L - s.head;  // the partial last unit's first element (when there is one)
+  const bool tail = s.full_end < s.units && !(s.head > 0 && s.full_end == 0) && s.full_end >= begin && s.full_end < end;
+  return head_n + (tail ? int(s.cols - tail_c) : 0);
+}
+
+/// Elements of the row in its units [begin, end).
+template <class T>
+STRATA_HD inline float elements_in(const row_span& s, index_t begin, index_t end) {
+  const index_t lo = begin * lanes<T> - s.head, hi = end * lanes<T> - s.head;
+  const index_t n = (hi < s.cols ? hi : s.cols) - (lo > 0 ? lo : 0);
+  return n > 0 ? float(n) : 0.0f;
+}
+
+/// The units one thread holds of a row's units [begin, end): unit begin + t + k * G in slot k;
+/// slots [k_lo, k_hi) hold whole units, the others zero. The elements of the row's partial first
+/// and last units (fewer than 2 * L) are spread one per thread over the group's first threads
+/// (`extra`, element `extra_c` of the row): their masks stay out of every slot's code.
+template <class T, int V>
+struct row_part {
+  static constexpr int L = lanes<T>;
+  vec::word16 w[V];
+  index_t first;  // unit in slot 0
+  int step, k_lo, k_hi;
+  index_t extra_c;  // the row element this thread holds besides its units, -1 for none
+  float extra;
+
+  STRATA_HD bool whole(int k) const { return k >= k_lo && k < k_hi; }
+
+  /// Rows on 16-byte boundaries made of whole units, held by one group (the common case, chosen
+  /// per call): the thread's units are t + k * G below `units`, found by compares, so the loads
+  /// issue after a few instructions.
+  STRATA_HD void load_whole(const T* row, int units, int t, int G, bool live) {
+    first = t, step = G, k_lo = 0, k_hi = 0, extra_c = -1, extra = 0.0f;
+    STRATA_UNROLL
+    for (int k = 0; k < V; ++k) {
+      const bool mine = live && t + k * G < units;
+      w[k] = vec::word16{};
+      if (mine) w[k] = load16(row + (t + k * G) * L);
+      k_hi += mine ? 1 : 0;
+    }
+  }
+
+  /// Places the thread and loads its whole units and its element, all in flight at once.
+  /// live == false: the thread holds nothing.
+  STRATA_HD void load(const T* row, const row_span& s, index_t begin, index_t end, int t, int G, bool live) {
+    // Offsets inside one part are below G * V (at most 4096 units): 32-bit arithmetic.
+    first = begin + t, step = G;
+    const index_t fe = s.full_end < end ? s.full_end : end;
+    k_lo = first < s.full_begin ? 1 : 0;
+    k_hi = !live || first >= fe ? 0 : (int(fe - first) + G - 1) / G;
+    if (k_hi > V) k_hi = V;
+    if (k_hi < k_lo) k_hi = k_lo;
+    int head_n;
+    index_t tail_c;
+    const int n = partial_elements(s, begin, end, L, head_n, tail_c);
+    extra_c = !live || t >= n ? -1 : t < head_n ? index_t(t) : tail_c + (t - head_n);
+    const T* base = unit_base(row, s.head);
+    STRATA_UNROLL
+    for (int k = 0; k < V; ++k) {
+      w[k] = vec::word16{};
+      if (whole(k)) w[k] = load16(base + (first + index_t(k) * step) * L);
+    }
+    extra = extra_c >= 0 ? to_float(row[extra_c]) : 0.0f;
+  }
+
+  /// Elements this thread holds.
+  STRATA_HD float count() const { return float(k_hi - k_lo) * L + (extra_c >= 0 ? 1.0f : 0.0f); }
+  /// Sum of the thread's elements (layer norm), or of their squares (RMS norm).
+  template <norm_kind Kind>
+  STRATA_HD float sum() const {
+    float s = Kind == norm_kind::layer ? extra : extra * extra;
+    STRATA_UNROLL
+    for (int k = 0; k < V; ++k) {
+      float f[L];
+      unpack_kept<T>(w[k], f);
+      STRATA_UNROLL
+      for (int i = 0; i < L; ++i) s += Kind == norm_kind::layer ? f[i] : f[i] * f[i];  // empty slots are zero
+    }
+    return s;
+  }
+  /// Sum of (x - c)^2 over the thread's elements.
+  STRATA_HD float sum_squares(float c) const {
+    float m2 = extra_c >= 0 ? (extra - c) * (extra - c) : 0.0f;
+    STRATA_UNROLL
+    for (int k = 0; k < V; ++k) {
+      float f[L], acc = 0;
+      unpack_kept<T>(w[k], f);
+      STRATA_UNROLL
+      for (int i = 0; i < L; ++i) acc += (f[i] - c) * (f[i] - c);
+      m2 += whole(k) ? acc : 0.0f;
+    }
+    return m2;
+  }
+
+  /// Writes the thread's units and element normalized: (x - mean) * rstd * gamma + beta. VecOut:
+  /// y's rows lie on 16-byte boundaries as x's do (whole units are one store each); VecAffine:
+  /// gamma and beta's elements of a unit lie on one (one load each).
+  template <bool VecOut, bool VecAffine>
+  STRATA_HD void write(T* yrow, const T* gamma, const T* beta, const row_span& s, float mean, float rstd) const {
+    T* ybase = const_cast<T*>(unit_base(yrow, s.head));
+    STRATA_UNROLL
+    for (int k = 0; k < V; ++k) {
+      if (!whole(k)) continue;
+      const index_t u = first + index_t(k) * step, c0 = u * L - s.head;
+      float x[L], g[L], b[L], v[L];
+      unpack_kept<T>(w[k], x);
+      affine<VecAffine>(gamma, c0, 1.0f, g);
+      affine<VecAffine>(beta, c0, 0.0f, b);
+      STRATA_UNROLL
+      for (int i = 0; i < L; ++i) v[i] = (x[i] - mean) * (rstd * g[i]) + b[i];
+      if constexpr (VecOut) {
+        store16(ybase + u * L, rows::pack_floats<T>(v));
+      } else {
+        for (int i = 0; i < L; ++i) yrow[c0 + i] = from_float<T>(v[i]);
+      }
+    }
+    if (extra_c >= 0) {
+      const float g = gamma ? to_float(gamma[extra_c]) : 1.0f, b = beta ? to_float(beta[extra_c]) : 0.0f;
+      yrow[extra_c] = from_float<T>((extra - mean) * (rstd * g) + b);
+    }
+  }
+
+  /// gamma or beta's elements c0 .. c0 + L - 1 as floats (`fill` where null): one access when
+  /// they lie on a 16-byte boundary, element by element otherwise.
+  template <bool Vec>
+  STRATA_HD static void affine(const T* p, index_t c0, float fill, float (&out)[L]) {
+    if (!p) {
+      STRATA_UNROLL
+      for (int i = 0; i < L; ++i) out[i] = fill;
+    } else if constexpr (Vec) {
+      rows::unpack_floats<T>(load16(p + c0), out);
+    } else {
+      STRATA_UNROLL
+      for (int i = 0; i < L; ++i) out[i] = to_float(p[c0 + i]);  // gamma or beta off its boundary
+    }
+  }
+};
+
+/// Whether y's rows start where x's do relative to 16-byte boundaries (whole units store as one
+/// vector), and whether gamma and beta's elements of a unit lie on one boundary.
+STRATA_HD inline bool same_phase(const void* a, const void* b) {
+  return reinterpret_cast<std::uintptr_t>(a) % 16 == reinterpret_cast<std::uintptr_t>(b) % 16;
+}
+template <class T>
+STRATA_HD inline bool affine_on_units(const T* gamma, const T* beta, int head) {
+  auto ok = [&](const T* p) { return !p || reinterpret_cast<std::uintptr_t>(p) % 16 == std::uintptr_t(head) * sizeof(T); };
+  return ok(gamma) && ok(beta);
+}
+
+/// Writes a thread's units choosing the store and affine widths the row's alignment allows.
+template <class T, int V>
+STRATA_HD inline void write_part(const row_part<T, V>& part, const args<T>& a, const T* xrow, T* yrow, const row_span& s,
+                                 float mean, float rstd) {
+  const bool vec_out = same_phase(xrow, yrow), vec_affine = affine_on_units(a.gamma, a.beta, s.head);
+  if (vec_out && vec_affine) part.template write<true, true>(yrow, a.gamma, a.beta, s, mean, rstd);
+  else if (vec_out) part.template write<true, false>(yrow, a.gamma, a.beta, s, mean, rstd);
+  else part.template write<false, false>(yrow, a.gamma, a.beta, s, mean, rstd);
+}
+
+}  // namespace detail::norm
+}  // namespace strata
