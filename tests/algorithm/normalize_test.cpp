@@ -1,6 +1,6 @@
 // Layer and RMS normalization against a double-precision reference: fp32, bf16 and fp16; row
 // lengths from 1 to 2^22 elements that cross every configuration the chooser can pick (groups
-// within a warp, blocks, clusters, split over co-resident blocks); strata's padded matrix, dense
+// within a warp, blocks, long rows streamed in chunks); strata's padded matrix, dense
 // rows someone else owns (guard elements after them must stay as they were), a strided slice whose
 // rows start at every offset from 16-byte boundaries, an output that lies at another offset than
 // the input (element stores), gamma and beta off their boundaries, in place; with and without
@@ -124,8 +124,8 @@ class Normalize : public ::testing::Test {};
 using Dtypes = ::testing::Types<float, strata::bfloat16, strata::half>;
 TYPED_TEST_SUITE(Normalize, Dtypes);
 
-// Row lengths at and around every configuration boundary: one warp (up to 32, 64, 128 units),
-// blocks of 2, 4, 8 units per thread up to 1024 threads, and split rows past that.
+// Row lengths at and around configuration boundaries: groups within a warp, whole blocks of 1 to 8
+// units per thread up to 512 threads (4096 units), streamed chunks past that.
 TYPED_TEST(Normalize, EveryRowLengthLayoutAndKind) {
   using T = TypeParam;
   STRATA_SEED_TRACE();
@@ -154,19 +154,23 @@ TEST(NormalizePlan, EveryRowIsCovered) {
       for (int min_group : {0, 3, 7, 14}) {
         const sn::plan p = sn::choose(units, min_group, model);
         SCOPED_TRACE(std::to_string(units) + " units, " + std::to_string(min_group) + " partial elements: " + sn::describe(p));
-        if (p.shape == sn::shape::two_pass) continue;
         ASSERT_GE(index_t(p.parts) * p.group * p.vpt, units);
         ASSERT_GE(p.group, min_group);
         ASSERT_TRUE(p.vpt >= 1 && p.vpt <= sn::max_vpt);
         ASSERT_TRUE(p.group <= 32 ? strata::is_pow2(std::size_t(p.group)) : p.group % 32 == 0 && p.group <= sn::max_group);
-        if (p.shape == sn::shape::rows) ASSERT_EQ(p.block % p.group, 0);
-        else ASSERT_EQ(p.block, p.group);
+        if (p.shape == sn::shape::rows) {
+          ASSERT_EQ(p.block % p.group, 0);
+        } else {  // streamed: whole blocks per chunk, and a lag of at least a row's chunks (no deadlock)
+          ASSERT_EQ(p.block, p.group);
+          ASSERT_GE(p.lag, p.parts);
+          ASSERT_GT(p.grid, 0);
+        }
         ASSERT_GT(model.blocks_per_sm(p), 0);
       }
 }
 
-// More rows than the GPU holds at once (warp and block rows in several waves; split rows in waves
-// of co-resident blocks), and rows of 2^22 elements.
+// More rows than the GPU holds at once (rows in several waves; streamed rows with more chunks than
+// the grid has blocks), and rows of 2^22 elements.
 TYPED_TEST(Normalize, ManyRowsAndVeryLongRows) {
   using T = TypeParam;
   STRATA_SEED_TRACE();

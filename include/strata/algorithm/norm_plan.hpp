@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,29 +19,29 @@ namespace strata::detail::norm {
 /// How rows are spread over the GPU.
 enum class shape : int {
   rows,      ///< a group of `group` threads per row, block / group rows per block
-  cluster,   ///< a thread block cluster of `parts` blocks per row (Hopper); the row is read once
-  split,     ///< `parts` co-resident blocks per row (a cooperative grid); the row is read once
-  two_pass,  ///< rows longer than the whole GPU holds: statistics, then x read again
+  streamed,  ///< rows in chunks of `group` x `vpt` units: statistics items, then normalize items
+             ///< `lag` items later that read the chunk again from L2 (x leaves DRAM once)
 };
 
 struct plan {
   norm::shape shape = norm::shape::rows;
-  int group = 32;   // threads per row, or per block for cluster and split (a power of two up to 32, else a multiple of 32)
+  int group = 32;   // threads per row, or per chunk (streamed): a power of two up to 32, else a multiple of 32
   int vpt = 1;      // 16-byte units per thread, 1 .. max_vpt
   int block = 128;  // threads per block
-  int parts = 1;    // blocks per row (cluster, split)
-  int grid = 0;     // split: co-resident blocks launched
+  int parts = 1;    // streamed: chunks per row
+  int grid = 0;     // streamed: blocks launched
+  index_t lag = 0;  // streamed: items between a chunk's statistics and its normalization
 };
 
 inline constexpr int max_vpt = 8;         // units per thread: 32 registers of row data at most
 inline constexpr int max_group = 512;     // threads per block: more leave too few registers a thread
 inline constexpr int small_block = 128;   // a block of rows whose group is at most a warp
-inline constexpr int max_cluster = 16;    // blocks per cluster (above 8 only where the device allows)
 
 inline std::string describe(const plan& p) {
-  static const char* names[] = {"rows", "cluster", "split", "two_pass"};
+  static const char* names[] = {"rows", "streamed"};
   return std::string(names[int(p.shape)]) + " group=" + std::to_string(p.group) + " vpt=" + std::to_string(p.vpt) +
-         " block=" + std::to_string(p.block) + (p.parts > 1 ? " parts=" + std::to_string(p.parts) : "");
+         " block=" + std::to_string(p.block) + (p.parts > 1 ? " parts=" + std::to_string(p.parts) : "") +
+         (p.shape == norm::shape::streamed ? " grid=" + std::to_string(p.grid) + " lag=" + std::to_string(p.lag) : "");
 }
 
 /// 16-byte units a row of `cols` elements of `size` bytes spans: one more unit where a row may
@@ -73,41 +74,20 @@ inline std::vector<plan> row_candidates(index_t units, int min_group) {
   return out;
 }
 
-/// Rows longer than one block holds: `parts` blocks of `group` threads per row, each holding its
-/// chunk in registers. For each units-per-thread count, the fewest parts whose blocks fit, and
-/// the next count of parts (smaller blocks, more of them resident per SM).
-inline std::vector<plan> long_candidates(index_t units, norm::shape s) {
-  std::vector<plan> out;
-  for (int vpt = 2; vpt <= max_vpt; ++vpt) {
-    const index_t fewest = (units + index_t(max_group) * vpt - 1) / (index_t(max_group) * vpt);
-    for (index_t parts = std::max<index_t>(fewest, 2); parts <= fewest + 1; ++parts) {
-      if (s == norm::shape::cluster && parts > max_cluster) continue;
-      if (parts > (index_t(1) << 20)) continue;
-      const index_t chunk = (units + parts - 1) / parts;
-      const int group = int(align_up(std::size_t((chunk + vpt - 1) / vpt), 32));
-      if (group > max_group || group < 64 || (chunk + group - 1) / group != vpt) continue;
-      plan p;
-      p.shape = s, p.group = group, p.vpt = vpt, p.block = group, p.parts = int(parts);
-      out.push_back(p);
-    }
-  }
-  return out;
-}
-
 /// Row bytes an SM should hold so that its share of the memory bandwidth covers the latency of a
 /// row's loads and its reductions: bandwidth per SM times this time (fitted by the H200 sweep,
 /// bench/results/nvidia-h200-2026-11-23-norm_sweep*: plans holding less ran up to 1.9x slower,
 /// plans holding more ran within 1% of the best).
 inline constexpr double resident_seconds = 2.0e-6;
 
-/// What the choice needs to know of a device: its SM count, its row-byte target per SM and, per
-/// plan, how many of its blocks one SM holds (the occupancy API on a GPU; a register model on the
-/// host backend) and whether clusters of its size can run.
+/// What the choice needs to know of a device: its SM count, L2 size, its row-byte target per SM
+/// and, per plan, how many of its blocks one SM holds (the occupancy API on a GPU; a register model
+/// on the host backend).
 struct device_model {
   int sms = 132;
+  double l2_bytes = 50.0 * 1024 * 1024;
   double target_bytes_per_sm = 4.8e12 / 132 * resident_seconds;
   std::function<int(const plan&)> blocks_per_sm;
-  std::function<bool(const plan&)> clusters_fit;
 };
 
 /// Row bytes a plan keeps resident on one SM, counting only units inside rows.
@@ -126,47 +106,55 @@ inline double score(const plan& p, index_t units, int blocks, double target_byte
   return saturation * std::sqrt(used);
 }
 
+/// Streamed plans for rows longer than a block holds: chunks of `group` threads x `vpt` units, a
+/// grid of every block the GPU holds at once, and a lag between a chunk's statistics and its
+/// normalization of at least a row's chunks (every statistics item a row's normalization waits
+/// for is then taken earlier, by a running block: no deadlock) and otherwise as many items as the
+/// grid runs at once, as far as the chunks read and written in between stay well inside L2 (a
+/// quarter of the grid or a row's chunks measured 1-6% slower, twice the grid 1-3% slower).
+inline std::vector<plan> streamed_candidates(index_t units, const device_model& dev) {
+  std::vector<plan> out;
+  for (int group : {256, 128, 512})
+    for (int vpt : {8, 4}) {
+      plan p;
+      p.shape = norm::shape::streamed, p.group = group, p.vpt = vpt, p.block = group;
+      const index_t chunk = index_t(group) * vpt;
+      p.parts = int(std::min<index_t>((units + chunk - 1) / chunk, index_t(1) << 30));
+      const int per_sm = dev.blocks_per_sm(p);
+      if (per_sm <= 0) continue;
+      p.grid = per_sm * dev.sms;
+      const index_t in_l2 = index_t(dev.l2_bytes / 4 / double(chunk * 16));
+      p.lag = std::max<index_t>(p.parts, std::min<index_t>(p.grid, in_l2));
+      out.push_back(p);
+    }
+  return out;
+}
+
 /// The plan for rows spanning `units` 16-byte units (with up to `min_group` elements in partial
-/// units): the best-scoring row plan; rows longer than a block holds take the best cluster plan
-/// the device runs, else co-resident split blocks, else two passes (blocks of 64 threads and more
-/// hold any row's partial elements).
+/// units): the best-scoring row plan; rows longer than a block holds are streamed (blocks of 128
+/// threads and more hold any row's partial elements). Streamed plans measured within a few percent
+/// of clusters of blocks and of co-resident blocks per row at 16388-32768 elements and ahead of
+/// them beyond (bench/results/nvidia-h200-2026-11-23-norm_sweep-long.md), with no limit on length.
 inline plan choose(index_t units, int min_group, const device_model& dev) {
   plan best;
   double best_score = -1;
   auto consider = [&](const std::vector<plan>& cands) {
     for (const plan& p : cands) {
-      if (p.shape == norm::shape::cluster && !dev.clusters_fit(p)) continue;
       const double s = score(p, units, dev.blocks_per_sm(p), dev.target_bytes_per_sm);
       if (s > best_score + 1e-9) best_score = s, best = p;
     }
   };
   consider(row_candidates(units, min_group));
   if (best_score >= 0) return best;
-  consider(long_candidates(units, norm::shape::cluster));
-  if (best_score >= 0) return best;
-  for (const plan& c : long_candidates(units, norm::shape::split)) {
-    const int per_sm = dev.blocks_per_sm(c);
-    const index_t resident = index_t(per_sm) * dev.sms;
-    if (per_sm == 0 || resident < c.parts) continue;
-    const double s = score(c, units, per_sm, dev.target_bytes_per_sm);
-    if (s > best_score + 1e-9) best_score = s, best = c, best.grid = int(resident / c.parts * c.parts);
-  }
-  if (best_score >= 0) return best;
-  plan p;
-  p.shape = norm::shape::two_pass, p.group = 512, p.block = 512;
-  return p;
+  consider(streamed_candidates(units, dev));
+  if (best_score < 0) throw std::runtime_error("strata: normalization: no kernel configuration fits this device");
+  return best;
 }
 
 /// Every plan choose() weighs for such rows (sweeps time them all to check the choice).
 inline std::vector<plan> considered(index_t units, int min_group, const device_model& dev) {
   std::vector<plan> out = row_candidates(units, min_group);
-  for (plan p : long_candidates(units, norm::shape::cluster))
-    if (dev.clusters_fit(p)) out.push_back(p);
-  for (plan p : long_candidates(units, norm::shape::split)) {
-    const int per_sm = dev.blocks_per_sm(p);
-    const index_t resident = index_t(per_sm) * dev.sms;
-    if (per_sm > 0 && resident >= p.parts) p.grid = int(resident / p.parts * p.parts), out.push_back(p);
-  }
+  if (out.empty()) out = streamed_candidates(units, dev);
   return out;
 }
 
@@ -178,7 +166,6 @@ inline device_model host_model() {
     const int regs = 32 + 4 * p.vpt;
     return std::max(0, std::min({32, 2048 / p.block, 65536 / (p.block * regs)}));
   };
-  m.clusters_fit = [](const plan& p) { return p.parts <= 8; };
   return m;
 }
 

@@ -144,6 +144,47 @@ STRATA_HD inline void unpack_kept(const vec::word16& w, float (&out)[lanes<T>]) 
   rows::unpack_floats<T>(w, out);
 }
 
+/// An L2 eviction policy for 16-byte accesses (createpolicy): 0 leaves the default. The streamed
+/// kernel keeps x in L2 between a chunk's two reads and lets y go first.
+using cache_policy = std::uint64_t;
+#if defined(STRATA_BACKEND_CUDA)
+__device__ inline cache_policy evict_last_policy() {
+  cache_policy p = 0;
+#if defined(__CUDA_ARCH__)
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+#endif
+  return p;
+}
+__device__ inline cache_policy evict_first_policy() {
+  cache_policy p = 0;
+#if defined(__CUDA_ARCH__)
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+#endif
+  return p;
+}
+#endif
+STRATA_HD inline vec::word16 load16(const void* p, cache_policy policy) {
+#if defined(__CUDA_ARCH__)
+  if (policy) {
+    uint4 r;
+    asm("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p), "l"(policy));
+    return r;
+  }
+#endif
+  (void)policy;
+  return load16(p);
+}
+STRATA_HD inline void store16(void* p, const vec::word16& w, cache_policy policy) {
+#if defined(__CUDA_ARCH__)
+  if (policy) {
+    asm volatile("st.global.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(p), "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w), "l"(policy));
+    return;
+  }
+#endif
+  (void)policy;
+  store16(p, w);
+}
+
 template <class T>
 STRATA_HD inline const T* unit_base(const T* row, int head) {
   return reinterpret_cast<const T*>(reinterpret_cast<std::uintptr_t>(row) - std::uintptr_t(head) * sizeof(T));
@@ -197,7 +238,7 @@ struct row_part {
 
   /// Places the thread and loads its whole units and its element, all in flight at once.
   /// live == false: the thread holds nothing.
-  STRATA_HD void load(const T* row, const row_span& s, index_t begin, index_t end, int t, int G, bool live) {
+  STRATA_HD void load(const T* row, const row_span& s, index_t begin, index_t end, int t, int G, bool live, cache_policy policy = 0) {
     // Offsets inside one part are below G * V (at most 4096 units): 32-bit arithmetic.
     first = begin + t, step = G;
     const index_t fe = s.full_end < end ? s.full_end : end;
@@ -213,7 +254,7 @@ struct row_part {
     STRATA_UNROLL
     for (int k = 0; k < V; ++k) {
       w[k] = vec::word16{};
-      if (whole(k)) w[k] = load16(base + (first + index_t(k) * step) * L);
+      if (whole(k)) w[k] = load16(base + (first + index_t(k) * step) * L, policy);
     }
     extra = extra_c >= 0 ? to_float(row[extra_c]) : 0.0f;
   }
@@ -251,7 +292,7 @@ struct row_part {
   /// y's rows lie on 16-byte boundaries as x's do (whole units are one store each); VecAffine:
   /// gamma and beta's elements of a unit lie on one (one load each).
   template <bool VecOut, bool VecAffine>
-  STRATA_HD void write(T* yrow, const T* gamma, const T* beta, const row_span& s, float mean, float rstd) const {
+  STRATA_HD void write(T* yrow, const T* gamma, const T* beta, const row_span& s, float mean, float rstd, cache_policy policy = 0) const {
     T* ybase = const_cast<T*>(unit_base(yrow, s.head));
     STRATA_UNROLL
     for (int k = 0; k < V; ++k) {
@@ -264,7 +305,7 @@ struct row_part {
       STRATA_UNROLL
       for (int i = 0; i < L; ++i) v[i] = (x[i] - mean) * (rstd * g[i]) + b[i];
       if constexpr (VecOut) {
-        store16(ybase + u * L, rows::pack_floats<T>(v));
+        store16(ybase + u * L, rows::pack_floats<T>(v), policy);
       } else {
         for (int i = 0; i < L; ++i) yrow[c0 + i] = from_float<T>(v[i]);
       }
@@ -305,10 +346,10 @@ STRATA_HD inline bool affine_on_units(const T* gamma, const T* beta, int head) {
 /// Writes a thread's units choosing the store and affine widths the row's alignment allows.
 template <class T, int V>
 STRATA_HD inline void write_part(const row_part<T, V>& part, const args<T>& a, const T* xrow, T* yrow, const row_span& s,
-                                 float mean, float rstd) {
+                                 float mean, float rstd, cache_policy policy = 0) {
   const bool vec_out = same_phase(xrow, yrow), vec_affine = affine_on_units(a.gamma, a.beta, s.head);
-  if (vec_out && vec_affine) part.template write<true, true>(yrow, a.gamma, a.beta, s, mean, rstd);
-  else if (vec_out) part.template write<true, false>(yrow, a.gamma, a.beta, s, mean, rstd);
+  if (vec_out && vec_affine) part.template write<true, true>(yrow, a.gamma, a.beta, s, mean, rstd, policy);
+  else if (vec_out) part.template write<true, false>(yrow, a.gamma, a.beta, s, mean, rstd, policy);
   else part.template write<false, false>(yrow, a.gamma, a.beta, s, mean, rstd);
 }
 

@@ -3,7 +3,7 @@
 // (y = x / sqrt(mean(x^2) + eps) * gamma), fp32 / bf16 / fp16 storage, fp32 arithmetic, gamma and
 // beta optional. Each row is read from device memory once and held in registers, in 16-byte units
 // on 16-byte boundaries (norm_row.hpp): by a group of threads per row, or for rows longer than a
-// block holds by a cluster of blocks or by co-resident blocks that exchange partial statistics.
+// block holds in chunks whose statistics are merged before the chunks are read again from L2.
 // The configuration comes from the row length, the dtype and the device (norm_plan.hpp, the
 // occupancy API); the path taken is returned.
 #pragma once
@@ -18,9 +18,6 @@
 
 #include <cuda/std/span>
 
-#if defined(STRATA_BACKEND_CUDA)
-#include <cooperative_groups.h>
-#endif
 
 #include <algorithm>
 #include <map>
@@ -95,18 +92,6 @@ __device__ inline moments part_moments(const row_part<T, V>& part, float n, int 
   return {n, mean, group_sum(part.sum_squares(mean), G, slots[1])};
 }
 
-/// The statistics of a group of G threads from each thread's (count, mean, M2), merged by butterfly
-/// (the rows of the two-pass kernel, whose threads stride over a chunk).
-template <norm_kind Kind>
-__device__ inline moments group_moments(moments m, int G, moments* slots) {
-  m = butterfly<Kind>(m, G < 32 ? G : 32);
-  if (G <= 32) return m;
-  const int lane = int(threadIdx.x % 32);
-  if (lane == 0) slots[threadIdx.x / 32] = m;
-  __syncthreads();
-  return butterfly<Kind>(lane < G / 32 ? slots[lane] : moments{0.0f, 0.0f, 0.0f}, 32);
-}
-
 /// Rows held by groups of G threads, blockDim.x / G rows per block, a grid of all rows: as many
 /// rows in flight as registers allow and no loop (loop-carried state would cost resident rows).
 /// Whole == true: every row starts on a 16-byte boundary and is whole units, y's rows lie as x's
@@ -138,118 +123,81 @@ __global__ void __launch_bounds__(max_group) rows_kernel(args<T> a, int G) {
   }
 }
 
-/// Rows longer than a block holds: a thread block cluster of `parts` blocks per row, each holding
-/// its chunk of the row in registers. The blocks' statistics meet in the first block's shared
-/// memory (distributed shared memory) behind the cluster's hardware barrier and every block merges
-/// them the same way: no spinning and no waves.
-template <norm_kind Kind, class T, int V>
-__global__ void __launch_bounds__(max_group) cluster_kernel(args<T> a, int parts) {
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
-  __shared__ sum_slots slots;
-  __shared__ moments partial[max_cluster];  // the first block's: every block's statistics
-  // Every block of the cluster must have started before one writes into another's shared memory:
-  // arrive now, wait just before that write (the loads and the block's own sums overlap the wait).
-  auto started = cluster.barrier_arrive();
-  const int G = int(blockDim.x), p = int(cluster.block_rank());
-  const index_t r = index_t(blockIdx.x) / parts;
-  const T* xrow = a.x + r * a.x_pitch;
-  const row_span s = span_of(xrow, a.cols);
-  const index_t begin = index_t(p) * G * V, end = std::min<index_t>(s.units, begin + index_t(G) * V);
-  row_part<T, V> part;
-  part.load(xrow, s, begin, end, int(threadIdx.x), G, begin < end);
-  const moments mine = part_moments<Kind>(part, elements_in<T>(s, begin, end), G, slots);
-  cluster.barrier_wait(std::move(started));
-  if (threadIdx.x == 0) cluster.map_shared_rank(partial, 0)[p] = mine;
-  cluster.sync();
-  const int lane = int(threadIdx.x % 32);
-  const moments m = butterfly<Kind>(lane < parts ? cluster.map_shared_rank(partial, 0)[lane] : moments{0.0f, 0.0f, 0.0f}, 32);
-  cluster.sync();  // the first block's shared memory stays until every block has read it
-  float mean, rstd;
-  finish<Kind>(m, a.cols, a.eps, mean, rstd);
-  write_part(part, a, xrow, a.y + r * a.y_pitch, s, mean, rstd);
-}
-
-/// Where split rows' blocks meet: per row slot, two sets of partials (waves alternate) and an
-/// arrival counter that only grows (wave w waits for (w + 1) * parts arrivals).
-struct split_state {
-  moments* partials;  // [2][slots][parts]
-  unsigned* arrived;  // [slots], zero before the launch
-  int slots;
+/// Where streamed rows' items meet: the ticket counter, per row the statistics items done, per
+/// chunk its statistics. Counters start at zero.
+struct stream_state {
+  unsigned long long* ticket;
+  unsigned* done;     // [rows]
+  moments* partials;  // [rows * parts]
+  index_t lag;
 };
 
-/// Rows longer than a cluster holds: `parts` co-resident blocks per row (a cooperative launch),
-/// each holding its chunk in registers; each publishes its statistics, waits until all parts of
-/// the row have, merges them in part order (the same in every block) and writes its chunk. Blocks
-/// go through the rows in waves of gridDim.x / parts rows.
-template <norm_kind Kind, class T, int V>
-__global__ void __launch_bounds__(max_group) split_kernel(args<T> a, int parts, split_state st) {
-  __shared__ sum_slots slots;
-  __shared__ float stats[2];
-  const int G = int(blockDim.x), slot = int(blockIdx.x) / parts, p = int(blockIdx.x) % parts;
-  if (slot >= st.slots) return;  // blocks past the last whole row slot take no part
-  for (index_t wave = 0;; ++wave) {
-    const index_t r = wave * st.slots + slot;
-    if (r >= a.rows) break;
-    const T* xrow = a.x + r * a.x_pitch;
-    const row_span s = span_of(xrow, a.cols);
-    const index_t begin = index_t(p) * G * V, end = std::min<index_t>(s.units, begin + index_t(G) * V);
-    row_part<T, V> part;
-    part.load(xrow, s, begin, end, int(threadIdx.x), G, begin < end);
-    const moments mine = part_moments<Kind>(part, elements_in<T>(s, begin, end), G, slots);
-    moments* set = st.partials + (std::size_t(wave & 1) * st.slots + slot) * parts;
-    if (threadIdx.x == 0) {
-      set[p] = mine;
-      __threadfence();
-      atomicAdd(st.arrived + slot, 1u);
-      const unsigned target = unsigned(wave + 1) * unsigned(parts);
-      while (*static_cast<volatile unsigned*>(st.arrived + slot) < target) __nanosleep(64);
-      __threadfence();
-      // Other blocks' partials, read past L1 (which is not coherent across SMs), merged in order.
-      moments all{0.0f, 0.0f, 0.0f};
-      for (int q = 0; q < parts; ++q) all = merge<Kind>(all, {__ldcg(&set[q].count), __ldcg(&set[q].mean), __ldcg(&set[q].m2)});
-      finish<Kind>(all, a.cols, a.eps, stats[0], stats[1]);
-    }
-    __syncthreads();
-    write_part(part, a, xrow, a.y + r * a.y_pitch, s, stats[0], stats[1]);
-    __syncthreads();  // stats[] and slots[] are rewritten in the next wave
-  }
+/// The item of ticket t among `total` chunks: the first `lag` tickets are statistics items, then
+/// statistics and normalize items alternate (normalization of chunk n after statistics of chunk
+/// n + lag), then the last normalize items. With lag >= a row's chunks, every statistics item a
+/// normalize item waits for has a smaller ticket.
+STRATA_HD inline bool stream_item(index_t t, index_t total, index_t lag, index_t& chunk) {
+  if (lag > total) lag = total;
+  if (t < lag) return chunk = t, true;
+  const index_t u = t - lag, mixed = 2 * (total - lag);
+  if (u < mixed) return u % 2 == 0 ? (chunk = lag + u / 2, true) : (chunk = u / 2, false);
+  return chunk = (total - lag) + (u - mixed), false;
 }
 
-/// Rows longer than the GPU holds at once: each block folds the statistics of one chunk of one
-/// row, then a second kernel reads x again. Three passes over memory instead of two.
-template <norm_kind Kind, class T>
-__global__ void __launch_bounds__(512) chunk_moments_kernel(args<T> a, index_t chunk, index_t chunks, moments* out) {
-  __shared__ moments slots[16];
-  const index_t r = blockIdx.x / chunks, c = blockIdx.x % chunks;
-  const index_t begin = c * chunk, end = std::min(a.cols, begin + chunk);
-  const T* row = a.x + r * a.x_pitch;
-  float count = 0, sum = 0;
-  for (index_t e = begin + threadIdx.x; e < end; e += blockDim.x) {
-    const float v = to_float(row[e]);
-    count += 1, sum += Kind == norm_kind::layer ? v : v * v;
-  }
-  moments m{count, 0.0f, sum};
-  if constexpr (Kind == norm_kind::layer) {
-    m.mean = count > 0 ? sum / count : 0.0f, m.m2 = 0;
-    for (index_t e = begin + threadIdx.x; e < end; e += blockDim.x) m.m2 += (to_float(row[e]) - m.mean) * (to_float(row[e]) - m.mean);
-  }
-  m = group_moments<Kind>(m, int(blockDim.x), slots);
-  if (threadIdx.x == 0) out[blockIdx.x] = m;
-}
-template <norm_kind Kind, class T>
-__global__ void __launch_bounds__(512) chunk_normalize_kernel(args<T> a, index_t chunk, index_t chunks, const moments* in) {
-  const index_t r = blockIdx.x / chunks, c = blockIdx.x % chunks;
-  moments all{0.0f, 0.0f, 0.0f};
-  for (index_t q = 0; q < chunks; ++q) all = merge<Kind>(all, in[r * chunks + q]);
-  float mean, rstd;
-  finish<Kind>(all, a.cols, a.eps, mean, rstd);
-  const index_t begin = c * chunk, end = std::min(a.cols, begin + chunk);
-  const T* row = a.x + r * a.x_pitch;
-  T* out = a.y + r * a.y_pitch;
-  for (index_t e = begin + threadIdx.x; e < end; e += blockDim.x) {
-    const float g = a.gamma ? to_float(a.gamma[e]) : 1.0f, b = a.beta ? to_float(a.beta[e]) : 0.0f;
-    out[e] = from_float<T>((to_float(row[e]) - mean) * rstd * g + b);
+/// Rows longer than a block holds, in chunks of G x V units (norm_plan.hpp: streamed): a block
+/// takes tickets until every item is done, the next ticket asked for while it works on the
+/// current one. A statistics item reads its chunk (kept in L2), folds it, publishes its moments
+/// and counts the row's done chunks up (release; nothing waits for the count). A normalize item
+/// reads its chunk again (from L2) while its first warp waits for the row's count (acquire) and
+/// merges the row's moments in a fixed order (the same bits in every block), then writes the chunk.
+/// No block holds a chunk while others work on its row, and nothing waits on a fence.
+template <norm_kind Kind, class T, int V>
+__global__ void __launch_bounds__(max_group) streamed_kernel(args<T> a, int parts, stream_state st) {
+  __shared__ sum_slots slots;
+  __shared__ index_t ticket;
+  __shared__ float2 row_stats;
+  const int G = int(blockDim.x), lane = int(threadIdx.x % 32);
+  const index_t total = a.rows * parts;
+  const cache_policy keep = evict_last_policy(), leave = evict_first_policy();
+  unsigned long long next = 0;
+  if (threadIdx.x == 0) next = atomicAdd(st.ticket, 1ull);
+  for (;;) {
+    if (threadIdx.x == 0) ticket = index_t(next), next = atomicAdd(st.ticket, 1ull);  // used by the next item
+    __syncthreads();
+    index_t c;
+    const index_t t = ticket;
+    if (t >= 2 * total) break;
+    const bool stats = stream_item(t, total, st.lag, c);
+    const index_t r = c / parts, q = c % parts;
+    const T* xrow = a.x + r * a.x_pitch;
+    const row_span s = span_of(xrow, a.cols);
+    const index_t begin = q * G * V, end = std::min<index_t>(s.units, begin + index_t(G) * V);
+    row_part<T, V> part;
+    part.load(xrow, s, begin, end, int(threadIdx.x), G, begin < end, stats ? keep : leave);
+    if (stats) {
+      const moments m = part_moments<Kind>(part, elements_in<T>(s, begin, end), G, slots);
+      if (threadIdx.x == 0) {
+        st.partials[c] = m;
+        asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(st.done + r) : "memory");
+      }
+    } else {
+      if (threadIdx.x < 32) {
+        unsigned n = 0;
+        do {
+          asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(n) : "l"(st.done + r) : "memory");
+        } while (n < unsigned(parts) && (__nanosleep(64), true));
+        moments all{0.0f, 0.0f, 0.0f};  // lane l merges chunks l, l + 32, ... in order, then the butterfly
+        for (int k = lane; k < parts; k += 32) {
+          const moments* p = st.partials + r * parts + k;
+          all = merge<Kind>(all, {__ldcg(&p->count), __ldcg(&p->mean), __ldcg(&p->m2)});
+        }
+        all = butterfly<Kind>(all, 32);
+        if (lane == 0) finish<Kind>(all, a.cols, a.eps, row_stats.x, row_stats.y);
+      }
+      __syncthreads();
+      write_part(part, a, xrow, a.y + r * a.y_pitch, s, row_stats.x, row_stats.y, leave);
+    }
+    __syncthreads();  // ticket and row_stats are rewritten by the next item
   }
 }
 
@@ -257,8 +205,7 @@ __global__ void __launch_bounds__(512) chunk_normalize_kernel(args<T> a, index_t
 
 template <norm_kind Kind, class T, int V>
 auto kernel_of(norm::shape s, bool whole) {
-  if (s == norm::shape::cluster) return reinterpret_cast<const void*>(&cluster_kernel<Kind, T, V>);
-  if (s == norm::shape::split) return reinterpret_cast<const void*>(&split_kernel<Kind, T, V>);
+  if (s == norm::shape::streamed) return reinterpret_cast<const void*>(&streamed_kernel<Kind, T, V>);
   return whole ? reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, true>) : reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, false>);
 }
 
@@ -272,33 +219,6 @@ inline int blocks_per_sm(const void* kernel, int threads) {
   auto [it, fresh] = cache.try_emplace(key, 0);
   if (fresh) cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&it->second, kernel, threads, 0), "normalization: occupancy");
   return it->second;
-}
-
-/// Launches the cluster kernel with clusters of p.parts blocks (sizes over 8 need the non-portable
-/// attribute); with dry_run, only answers whether the device runs such clusters.
-template <norm_kind Kind, class T, int V>
-bool launch_clusters(const plan& p, const args<T>& a, stream_t stream, bool dry_run) {
-  auto* kernel = &cluster_kernel<Kind, T, V>;
-  if (p.parts > 8 && cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(unsigned(std::max<index_t>(a.rows, 1) * p.parts));
-  config.blockDim = dim3(unsigned(p.block));
-  config.stream = stream;
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = unsigned(p.parts), attribute.val.clusterDim.y = 1, attribute.val.clusterDim.z = 1;
-  config.attrs = &attribute, config.numAttrs = 1;
-  if (dry_run) {
-    int clusters = 0;
-    const cudaError_t e = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
-    if (e != cudaSuccess) (void)cudaGetLastError();
-    return e == cudaSuccess && clusters > 0;
-  }
-  cuda_check(cudaLaunchKernelEx(&config, kernel, a, p.parts), "cudaLaunchKernelEx (normalization, clusters)");
-  return true;
 }
 
 /// The current GPU's memory bandwidth in bytes per second, from its memory clock and bus width
@@ -315,23 +235,17 @@ inline double memory_bandwidth() {
 }
 
 /// The current GPU as the chooser sees it: its SM count, the occupancy API for each kernel (the
-/// rows kernel's fast path where `whole`) and whether clusters of a plan's size run there.
+/// rows kernel's fast path where `whole`).
 template <norm_kind Kind, class T>
 device_model gpu_model(bool whole) {
   device_model m;
   m.sms = current_device_shape().sms;
   m.target_bytes_per_sm = memory_bandwidth() / m.sms * resident_seconds;
+  int l2 = 0;
+  if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, current_device()) == cudaSuccess && l2 > 0) m.l2_bytes = l2;
+  else (void)cudaGetLastError();
   m.blocks_per_sm = [whole](const plan& p) {
     return with_vpt(p.vpt, [&]<int V>() { return blocks_per_sm(kernel_of<Kind, T, V>(p.shape, whole), p.block); });
-  };
-  m.clusters_fit = [](const plan& p) {
-    static std::mutex mu;
-    static std::map<std::tuple<int, int, int, int>, bool> cache;
-    const auto key = std::make_tuple(current_device(), p.vpt, p.block, p.parts);
-    std::lock_guard<std::mutex> lock(mu);
-    auto [it, fresh] = cache.try_emplace(key, false);
-    if (fresh) it->second = with_vpt(p.vpt, [&]<int V>() { return launch_clusters<Kind, T, V>(p, args<T>{}, nullptr, true); });
-    return it->second;
   };
   return m;
 }
@@ -367,32 +281,15 @@ void launch(const plan& p, const args<T>& a, bool whole, stream_t stream) {
       else rows_kernel<Kind, T, V, false><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group);
     });
     check_launch("normalization kernel");
-  } else if (p.shape == norm::shape::cluster) {
-    check_blocks(index_t(p.parts) * a.rows, a.rows);
-    with_vpt(p.vpt, [&]<int V>() { launch_clusters<Kind, T, V>(p, a, stream, false); });
-  } else if (p.shape == norm::shape::split) {
-    const int slots = int(std::min<index_t>(p.grid / p.parts, a.rows));
-    const std::size_t partial_bytes = align_up(sizeof(moments) * 2 * std::size_t(slots) * p.parts, 256);
-    scratch_block state(partial_bytes + sizeof(unsigned) * std::size_t(slots), stream);
-    split_state st{state.as<moments>(), state.as<unsigned>(partial_bytes), slots};
-    cuda_check(cudaMemsetAsync(st.arrived, 0, sizeof(unsigned) * std::size_t(slots), stream), "cudaMemsetAsync (normalization)");
-    args<T> aa = a;
-    int parts = p.parts;
-    void* params[] = {&aa, &parts, &st};
-    with_vpt(p.vpt, [&]<int V>() {
-      cuda_check(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(&split_kernel<Kind, T, V>), dim3(unsigned(slots * p.parts)),
-                                             dim3(unsigned(p.block)), params, 0, stream),
-                 "cudaLaunchCooperativeKernel (normalization of long rows)");
-    });
   } else {
-    // Two passes: statistics per chunk of 64 Ki elements, then normalize reading x again.
-    const index_t chunk = index_t(1) << 16, chunks = (a.cols + chunk - 1) / chunk, blocks = a.rows * chunks;
-    check_blocks(blocks, a.rows);
-    scratch_block part(sizeof(moments) * std::size_t(blocks), stream);
-    chunk_moments_kernel<Kind, T><<<unsigned(blocks), 512, 0, stream>>>(a, chunk, chunks, part.as<moments>());
-    check_launch("normalization statistics");
-    chunk_normalize_kernel<Kind, T><<<unsigned(blocks), 512, 0, stream>>>(a, chunk, chunks, part.as<moments>());
-    check_launch("normalization");
+    const std::size_t rows = std::size_t(a.rows), chunks = rows * std::size_t(p.parts);
+    const std::size_t counters = align_up(sizeof(unsigned long long) + sizeof(unsigned) * rows, 256);
+    scratch_block state(counters + sizeof(moments) * chunks, stream);
+    cuda_check(cudaMemsetAsync(state.data(), 0, counters, stream), "cudaMemsetAsync (normalization)");
+    stream_state st{state.as<unsigned long long>(), state.as<unsigned>(sizeof(unsigned long long)), state.as<moments>(counters), p.lag};
+    const index_t grid = std::min<index_t>(p.grid, 2 * index_t(chunks));
+    with_vpt(p.vpt, [&]<int V>() { streamed_kernel<Kind, T, V><<<unsigned(grid), p.block, 0, stream>>>(a, p.parts, st); });
+    check_launch("normalization (streamed rows)");
   }
 }
 #endif
@@ -416,7 +313,7 @@ inline float host_group_sum(std::vector<float> lane, int G) {
   butterfly_sum(warps, 32);
   return warps[0];
 }
-/// butterfly() over the parts' statistics held in an array (cluster rows).
+/// butterfly() over 32 lanes' statistics held in an array (the merge of a streamed row's chunks).
 template <norm_kind Kind>
 moments host_butterfly(std::vector<moments> lane) {
   for (int o = 1; o < 32; o <<= 1) {
@@ -462,11 +359,10 @@ void host_row(const plan& p, const args<T>& a, bool whole, index_t r) {
     part_stats[std::size_t(q)] = host_part_moments<Kind>(th, p.shape == norm::shape::rows ? float(a.cols) : elements_in<T>(s, begin, end), G);
   }
   moments m = part_stats[0];
-  if (p.shape == norm::shape::cluster) {
-    m = host_butterfly<Kind>(part_stats);
-  } else if (p.shape == norm::shape::split) {
-    m = moments{0.0f, 0.0f, 0.0f};
-    for (int q = 0; q < parts; ++q) m = merge<Kind>(m, part_stats[std::size_t(q)]);
+  if (p.shape == norm::shape::streamed) {
+    std::vector<moments> lane(32, moments{0.0f, 0.0f, 0.0f});
+    for (int q = 0; q < parts; ++q) lane[std::size_t(q % 32)] = merge<Kind>(lane[std::size_t(q % 32)], part_stats[std::size_t(q)]);
+    m = host_butterfly<Kind>(lane);
   }
   float mean, rstd;
   finish<Kind>(m, a.cols, a.eps, mean, rstd);
@@ -478,12 +374,6 @@ void host_row(const plan& p, const args<T>& a, bool whole, index_t r) {
 
 template <norm_kind Kind, class T>
 void host_rows(const plan& p, const args<T>& a, bool whole) {
-  if (p.shape == norm::shape::two_pass) {
-    plan q = p;  // the host holds any row: split parts emulated
-    q.shape = norm::shape::split, q.group = 512, q.vpt = max_vpt;
-    q.parts = int((needs_of(a).units + 512 * max_vpt - 1) / (512 * max_vpt));
-    return host_rows<Kind>(q, a, whole);
-  }
   with_vpt(p.vpt, [&]<int V>() {
     STRATA_PARALLEL_FOR_IF(a.rows > 16)
     for (index_t r = 0; r < a.rows; ++r) host_row<Kind, T, V>(p, a, whole, r);
