@@ -110,7 +110,7 @@ def check(strata, seed):
     return failures
 
 
-def bench(shapes, dtypes, kinds):
+def bench(shapes, dtypes, kinds, save=lambda rows: None):
     from triton.testing import do_bench
     import torch._dynamo
     torch._dynamo.config.cache_size_limit = 4096  # one compilation per shape, as dynamic=False asks
@@ -138,6 +138,7 @@ def bench(shapes, dtypes, kinds):
                                      "n": rows * cols, "bytes": nbytes, "ms": round(ms, 4),
                                      "gbps": round(nbytes / (ms * 1e-3) / 1e9, 1)})
                     print(f"{variant:14} {kind}_norm {dtype} {rows}x{cols}: {ms * 1e3:.1f} us, {rows_out[-1]['gbps']} GB/s", flush=True)
+                save(rows_out)
                 del x
                 torch.cuda.empty_cache()
     return rows_out
@@ -154,11 +155,14 @@ def main():
     args = ap.parse_args()
     print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}, seed {args.seed}")
     failures = 0 if args.no_check else check(Strata(args.library), args.seed)
-    rows = bench(lambda dtype: BENCH_SHAPES if dtype != "fp16" else [(16384, 4096)], ("fp32", "bf16", "fp16"), ("layer",))
+    # Rows are written after every shape, so a run stopped at a time limit keeps what it measured.
+    save = lambda done: lambda more: json.dump({"torch": torch.__version__, "results": done + more}, open(args.out, "w"), indent=1)
+    rows = bench(lambda dtype: BENCH_SHAPES if dtype != "fp16" else [(16384, 4096)], ("fp32", "bf16", "fp16"), ("layer",), save([]))
     hiddens = sweep_hiddens(args.sweep)
     if hiddens:
-        rows += bench(lambda dtype: [(rows_for(h, 4 if dtype == "fp32" else 2), h) for h in hiddens], ("fp32", "bf16"), ("layer", "rms"))
-    json.dump({"torch": torch.__version__, "results": rows}, open(args.out, "w"), indent=1)
+        rows += bench(lambda dtype: [(rows_for(h, 4 if dtype == "fp32" else 2), h) for h in hiddens], ("fp32", "bf16"), ("layer", "rms"),
+                      save(rows))
+    save(rows)([])
     print(f"{failures} correctness failures")
     return 1 if failures else 0
 

@@ -97,11 +97,14 @@ inline double resident_bytes(const plan& p, index_t units, int blocks) {
 }
 
 /// How well a plan is expected to run, 0 .. 1: the share of the device's target its resident row
-/// bytes cover, times the square root of the share of its threads' units that hold row data
-/// (idle units cost registers, which resident bytes already count, and a little issue time).
+/// bytes cover, times (row plans) the square root of the share of its threads' units that hold row
+/// data (idle units cost registers, which resident bytes already count, and a little issue time).
+/// Streamed plans are not charged for a row's last, partly filled chunk: there each item's fixed
+/// cost (a ticket, a published count) weighs more, and larger chunks measured faster.
 inline double score(const plan& p, index_t units, int blocks, double target_bytes_per_sm) {
   if (blocks <= 0) return -1;
   const double saturation = std::min(1.0, resident_bytes(p, units, blocks) / target_bytes_per_sm);
+  if (p.shape == norm::shape::streamed) return saturation;
   const double used = double(units) / (double(p.parts) * p.group * p.vpt);
   return saturation * std::sqrt(used);
 }
@@ -114,8 +117,8 @@ inline double score(const plan& p, index_t units, int blocks, double target_byte
 /// quarter of the grid or a row's chunks measured 1-6% slower, twice the grid 1-3% slower).
 inline std::vector<plan> streamed_candidates(index_t units, const device_model& dev) {
   std::vector<plan> out;
-  for (int group : {256, 128, 512})
-    for (int vpt : {8, 4}) {
+  for (int vpt : {8, 4})
+    for (int group : {256, 128, 512}) {
       plan p;
       p.shape = norm::shape::streamed, p.group = group, p.vpt = vpt, p.block = group;
       const index_t chunk = index_t(group) * vpt;

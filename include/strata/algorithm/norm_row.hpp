@@ -222,16 +222,17 @@ struct row_part {
 
   STRATA_HD bool whole(int k) const { return k >= k_lo && k < k_hi; }
 
-  /// Rows on 16-byte boundaries made of whole units, held by one group (the common case, chosen
-  /// per call): the thread's units are t + k * G below `units`, found by compares, so the loads
-  /// issue after a few instructions.
-  STRATA_HD void load_whole(const T* row, int units, int t, int G, bool live) {
-    first = t, step = G, k_lo = 0, k_hi = 0, extra_c = -1, extra = 0.0f;
+  /// Rows on 16-byte boundaries made of whole units (the common case, chosen per call), units
+  /// [begin, end) of them: the thread's units are begin + t + k * G below end, found by compares,
+  /// so the loads issue after a few instructions.
+  STRATA_HD void load_whole(const T* row, index_t begin, index_t end, int t, int G, bool live, cache_policy policy = 0) {
+    first = begin + t, step = G, k_lo = 0, k_hi = 0, extra_c = -1, extra = 0.0f;
+    const int units = int(end - begin);  // a part: at most G * V units
     STRATA_UNROLL
     for (int k = 0; k < V; ++k) {
       const bool mine = live && t + k * G < units;
       w[k] = vec::word16{};
-      if (mine) w[k] = load16(row + (t + k * G) * L);
+      if (mine) w[k] = load16(row + (first + k * G) * L, policy);
       k_hi += mine ? 1 : 0;
     }
   }

@@ -96,6 +96,7 @@ __device__ inline moments part_moments(const row_part<T, V>& part, float n, int 
 /// rows in flight as registers allow and no loop (loop-carried state would cost resident rows).
 /// Whole == true: every row starts on a 16-byte boundary and is whole units, y's rows lie as x's
 /// and gamma and beta on 16-byte boundaries (checked per call); the thread loads its units at once.
+/// The streamed kernel has the same fast path.
 template <norm_kind Kind, class T, int V, bool Whole>
 __global__ void __launch_bounds__(max_group) rows_kernel(args<T> a, int G) {
   __shared__ sum_slots slots;
@@ -106,7 +107,7 @@ __global__ void __launch_bounds__(max_group) rows_kernel(args<T> a, int G) {
   const T* xrow = a.x + (live ? r : 0) * a.x_pitch;
   row_part<T, V> part;
   if constexpr (Whole) {
-    part.load_whole(xrow, int(a.cols / lanes<T>), t, G, live);
+    part.load_whole(xrow, 0, a.cols / lanes<T>, t, G, live);
     const moments m = part_moments<Kind>(part, float(a.cols), G, slots);
     if (!live) return;
     float mean, rstd;
@@ -151,7 +152,7 @@ STRATA_HD inline bool stream_item(index_t t, index_t total, index_t lag, index_t
 /// reads its chunk again (from L2) while its first warp waits for the row's count (acquire) and
 /// merges the row's moments in a fixed order (the same bits in every block), then writes the chunk.
 /// No block holds a chunk while others work on its row, and nothing waits on a fence.
-template <norm_kind Kind, class T, int V>
+template <norm_kind Kind, class T, int V, bool Whole>
 __global__ void __launch_bounds__(max_group) streamed_kernel(args<T> a, int parts, stream_state st) {
   __shared__ sum_slots slots;
   __shared__ index_t ticket;
@@ -173,7 +174,8 @@ __global__ void __launch_bounds__(max_group) streamed_kernel(args<T> a, int part
     const row_span s = span_of(xrow, a.cols);
     const index_t begin = q * G * V, end = std::min<index_t>(s.units, begin + index_t(G) * V);
     row_part<T, V> part;
-    part.load(xrow, s, begin, end, int(threadIdx.x), G, begin < end, stats ? keep : leave);
+    if constexpr (Whole) part.load_whole(xrow, begin, end, int(threadIdx.x), G, begin < end, stats ? keep : leave);
+    else part.load(xrow, s, begin, end, int(threadIdx.x), G, begin < end, stats ? keep : leave);
     if (stats) {
       const moments m = part_moments<Kind>(part, elements_in<T>(s, begin, end), G, slots);
       if (threadIdx.x == 0) {
@@ -195,7 +197,8 @@ __global__ void __launch_bounds__(max_group) streamed_kernel(args<T> a, int part
         if (lane == 0) finish<Kind>(all, a.cols, a.eps, row_stats.x, row_stats.y);
       }
       __syncthreads();
-      write_part(part, a, xrow, a.y + r * a.y_pitch, s, row_stats.x, row_stats.y, leave);
+      if constexpr (Whole) part.template write<true, true>(a.y + r * a.y_pitch, a.gamma, a.beta, s, row_stats.x, row_stats.y, leave);
+      else write_part(part, a, xrow, a.y + r * a.y_pitch, s, row_stats.x, row_stats.y, leave);
     }
     __syncthreads();  // ticket and row_stats are rewritten by the next item
   }
@@ -205,7 +208,8 @@ __global__ void __launch_bounds__(max_group) streamed_kernel(args<T> a, int part
 
 template <norm_kind Kind, class T, int V>
 auto kernel_of(norm::shape s, bool whole) {
-  if (s == norm::shape::streamed) return reinterpret_cast<const void*>(&streamed_kernel<Kind, T, V>);
+  if (s == norm::shape::streamed)
+    return whole ? reinterpret_cast<const void*>(&streamed_kernel<Kind, T, V, true>) : reinterpret_cast<const void*>(&streamed_kernel<Kind, T, V, false>);
   return whole ? reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, true>) : reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, false>);
 }
 
@@ -288,7 +292,10 @@ void launch(const plan& p, const args<T>& a, bool whole, stream_t stream) {
     cuda_check(cudaMemsetAsync(state.data(), 0, counters, stream), "cudaMemsetAsync (normalization)");
     stream_state st{state.as<unsigned long long>(), state.as<unsigned>(sizeof(unsigned long long)), state.as<moments>(counters), p.lag};
     const index_t grid = std::min<index_t>(p.grid, 2 * index_t(chunks));
-    with_vpt(p.vpt, [&]<int V>() { streamed_kernel<Kind, T, V><<<unsigned(grid), p.block, 0, stream>>>(a, p.parts, st); });
+    with_vpt(p.vpt, [&]<int V>() {
+      if (whole) streamed_kernel<Kind, T, V, true><<<unsigned(grid), p.block, 0, stream>>>(a, p.parts, st);
+      else streamed_kernel<Kind, T, V, false><<<unsigned(grid), p.block, 0, stream>>>(a, p.parts, st);
+    });
     check_launch("normalization (streamed rows)");
   }
 }
@@ -353,7 +360,7 @@ void host_row(const plan& p, const args<T>& a, bool whole, index_t r) {
       throw std::logic_error("strata: normalization plan " + describe(p) + " has fewer threads than partial elements");
     row_part<T, V>* th = &threads[std::size_t(q) * G];
     for (int t = 0; t < G; ++t) {
-      if (whole && p.shape == norm::shape::rows) th[t].load_whole(xrow, int(a.cols / lanes<T>), t, G, true);
+      if (whole) th[t].load_whole(xrow, begin, end, t, G, begin < end);
       else th[t].load(xrow, s, begin, end, t, G, begin < end);
     }
     part_stats[std::size_t(q)] = host_part_moments<Kind>(th, p.shape == norm::shape::rows ? float(a.cols) : elements_in<T>(s, begin, end), G);
@@ -367,7 +374,7 @@ void host_row(const plan& p, const args<T>& a, bool whole, index_t r) {
   float mean, rstd;
   finish<Kind>(m, a.cols, a.eps, mean, rstd);
   for (const row_part<T, V>& th : threads) {
-    if (whole && p.shape == norm::shape::rows) th.template write<true, true>(a.y + r * a.y_pitch, a.gamma, a.beta, row_span{a.cols, 0, 0, 0, 0}, mean, rstd);
+    if (whole) th.template write<true, true>(a.y + r * a.y_pitch, a.gamma, a.beta, row_span{a.cols, 0, 0, 0, 0}, mean, rstd);
     else write_part(th, a, xrow, a.y + r * a.y_pitch, s, mean, rstd);
   }
 }
