@@ -155,7 +155,7 @@ void probe_erase_if(strata::soa_vector<particle>& v) { (void)strata::erase_if(v,
 // gamma and beta off their boundaries and an output at another offset than the input move element
 // by element (norm_row.hpp), so each kernel also has narrower accesses.
 // sass-expect: rows_kernel.*Li[1-8]ELb[01]EEEv load=any128 store=any128
-// sass-expect: streamed_kernel.*Li[1-8]EEEv load=any128 store=any128
+// sass-expect: streamed_kernel.*Li[1-8]ELb[01]EEEv load=any128 store=any128
 void probe_layer_norm(strata::matrix_view<const float> x, strata::matrix_view<float> y, const float* g,
                       strata::matrix_view<const strata::bfloat16> xb, strata::matrix_view<strata::bfloat16> yb, const strata::bfloat16* gb) {
   strata::layer_norm<float>(x, y, {g, std::size_t(x.cols)}, {g, std::size_t(x.cols)}, 1e-5f);
