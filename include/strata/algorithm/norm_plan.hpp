@@ -76,7 +76,7 @@ inline std::vector<plan> row_candidates(index_t units, int min_group) {
 
 /// Row bytes an SM should hold so that its share of the memory bandwidth covers the latency of a
 /// row's loads and its reductions: bandwidth per SM times this time (fitted by the H200 sweep,
-/// bench/results/nvidia-h200-2026-11-23-norm_sweep*: plans holding less ran up to 1.9x slower,
+/// bench/results/raw-2026-11-23-norm/, calls 1 and 4: plans holding less ran up to 1.9x slower,
 /// plans holding more ran within 1% of the best).
 inline constexpr double resident_seconds = 2.0e-6;
 
@@ -137,7 +137,8 @@ inline std::vector<plan> streamed_candidates(index_t units, const device_model& 
 /// units): the best-scoring row plan; rows longer than a block holds are streamed (blocks of 128
 /// threads and more hold any row's partial elements). Streamed plans measured within a few percent
 /// of clusters of blocks and of co-resident blocks per row at 16388-32768 elements and ahead of
-/// them beyond (bench/results/nvidia-h200-2026-11-23-norm_sweep-long.md), with no limit on length.
+/// them beyond (bench/results/raw-2026-11-23-norm/call5-long-rows-streamed-vs-cluster-split.json),
+/// with no limit on row length.
 inline plan choose(index_t units, int min_group, const device_model& dev) {
   plan best;
   double best_score = -1;
