@@ -148,17 +148,13 @@ STRATA_HD inline void unpack_kept(const vec::word16& w, float (&out)[lanes<T>]) 
 /// kernel keeps x in L2 between a chunk's two reads and lets y go first.
 using cache_policy = std::uint64_t;
 #if defined(STRATA_BACKEND_CUDA)
-__device__ inline cache_policy evict_last_policy() {
+/// Evict-last (kept) or evict-first (left to go first) for the whole access.
+template <bool Keep>
+__device__ inline cache_policy l2_policy() {
   cache_policy p = 0;
 #if defined(__CUDA_ARCH__)
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
-#endif
-  return p;
-}
-__device__ inline cache_policy evict_first_policy() {
-  cache_policy p = 0;
-#if defined(__CUDA_ARCH__)
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  if constexpr (Keep) asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(p));
+  else asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
 #endif
   return p;
 }

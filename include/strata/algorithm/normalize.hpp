@@ -159,7 +159,7 @@ __global__ void __launch_bounds__(max_group) streamed_kernel(args<T> a, int part
   __shared__ float2 row_stats;
   const int G = int(blockDim.x), lane = int(threadIdx.x % 32);
   const index_t total = a.rows * parts;
-  const cache_policy keep = evict_last_policy(), leave = evict_first_policy();
+  const cache_policy keep = l2_policy<true>(), leave = l2_policy<false>();
   unsigned long long next = 0;
   if (threadIdx.x == 0) next = atomicAdd(st.ticket, 1ull);
   for (;;) {
