@@ -1,9 +1,10 @@
 // Stable compaction of whole records: erase_if removes the records a predicate picks, in place, and
-// copy_if copies the records it picks into another container. One pass over the records (each read
-// once, each kept one written once, order kept): through packets (16-byte loads of every column,
-// block scans and decoupled look-back) where the container takes them, through CUB's DeviceSelect
-// over strata's record iterators otherwise. Scratch from strata::scratch(). The host backend runs
-// the packet tiles in order.
+// copy_if copies the records it picks into another container. Through packets where the container
+// takes them: a counting pass that reads only the leaves the predicate reads (plain loads: the
+// others are never issued), a scan of the tile counts, then one pass that reads every column once
+// in 16-byte vectors and writes each kept record once, in order, at its tile's offset. Through
+// CUB's DeviceSelect over strata's record iterators otherwise. Scratch from strata::scratch(). The
+// host backend runs the packet tiles in order.
 #pragma once
 
 #include <strata/algorithm/transform.hpp>
@@ -42,19 +43,24 @@ struct unless {
     return !pred(r);
   }
 };
-/// One-pass stable compaction of packets (every column read as 16-byte vectors): each tile of
-/// compact_threads packets flags its kept records, scans the flags within the block, and finds
-/// where its records go by decoupled look-back over the tiles before it (tiles are taken in order
-/// from a ticket counter, so every earlier tile is running or done). A tile publishes its count
-/// only after its packets are in registers, and writes only below the end of its own input, so
-/// compaction in place never overwrites records not yet read.
+/// Stable compaction of packets in two passes: compact_count_kernel counts each tile's kept records
+/// (compact_threads packets a tile), a scan turns the counts into each tile's first output index, and
+/// compact_kernel reads each tile's packets once and writes its kept records from there. In place,
+/// a tile's output lies below the end of its own input, but it may cover the input of earlier tiles:
+/// tiles are taken in order from a ticket counter, each marks itself loaded once its packets are read,
+/// and a tile writes only after the tiles under its output are marked (they hold earlier tickets, so
+/// they are running or done). The predicate runs twice per record and must give the same answer both
+/// times (a pure function of the record); a tile that counts differently is reported.
 inline constexpr int compact_threads = 256;
 /// The rest output of a compaction that drops the records it does not keep.
 struct discard {};
 struct compact_state {
-  unsigned long long* status;  // per tile: 0 nothing yet, (count << 2) | 1 own count, (prefix << 2) | 2 inclusive prefix
+  const unsigned long long* counts;  // per tile: records kept (counting pass)
+  const unsigned long long* ends;    // per tile: inclusive scan of counts
+  unsigned* loaded;                  // per tile: 1 once its packets are read
   unsigned long long* ticket;
-  unsigned long long* kept;    // written by the last tile
+  unsigned* mismatch;                // set when a tile keeps another number than it counted
+  bool in_place;
 };
 
 template <class In, class Out, class Keep>
@@ -155,13 +161,38 @@ __device__ void write_staged(const Out& out, const packet<Record>& pk, unsigned 
   });
 }
 
+/// Kept records of each tile of compact_kernel: plain loads of the records (only what keep reads is
+/// loaded), compact_threads * W records a tile, record k * compact_threads + t of the tile to thread t
+/// so every load of a warp is coalesced.
+template <class InView, class Keep>
+__global__ void __launch_bounds__(compact_threads) compact_count_kernel(InView in, Keep keep, unsigned long long* counts) {
+  using record = typename InView::value_type;
+  constexpr int W = packet<record>::width;
+  const index_t base = index_t(blockIdx.x) * compact_threads * W + threadIdx.x;
+  unsigned c = 0;
+  STRATA_UNROLL
+  for (int k = 0; k < W; ++k) {
+    const index_t i = base + index_t(k) * compact_threads;
+    if (i < in.size() && keep(in.load(i))) ++c;
+  }
+  c = __reduce_add_sync(0xffffffffu, c);
+  __shared__ unsigned warp_sums[compact_threads / 32];
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = c;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned long long sum = 0;
+    for (int w = 0; w < compact_threads / 32; ++w) sum += warp_sums[w];
+    counts[blockIdx.x] = sum;
+  }
+}
+
 template <class InPackets, class Out, class Rest, class Keep>
 __global__ void __launch_bounds__(compact_threads) compact_kernel(InPackets in, Out out, Rest rest, Keep keep, index_t tiles, compact_state st,
                                                                    bool staged) {
   using tile_fn = compact_tile<typename InPackets::reference, Out, Keep>;
   using scan = cub::BlockScan<int, compact_threads>;
   __shared__ typename scan::TempStorage temp;
-  __shared__ index_t tile_shared, prefix_shared;
+  __shared__ index_t tile_shared;
   if (threadIdx.x == 0) tile_shared = index_t(atomicAdd(st.ticket, 1ull));
   __syncthreads();
   const index_t t = tile_shared;
@@ -171,51 +202,34 @@ __global__ void __launch_bounds__(compact_threads) compact_kernel(InPackets in, 
   unsigned f = 0;
   if (p < in.size()) pk = in[p].get(), f = tile_fn::flags(pk, keep);
   int offset = 0, total = 0;
-  scan(temp).ExclusiveSum(__popc(f), offset, total);
-  if (threadIdx.x < 32) {
-    // Warp 0 looks back 32 tiles at a time: each lane waits for one predecessor's word, the
-    // nearest inclusive prefix ends the walk, and the counts up to it are summed.
-    volatile unsigned long long* status = st.status;
-    const int lane = int(threadIdx.x);
-    index_t prefix = 0;
-    if (t > 0) {
-      if (lane == 0) status[t] = (static_cast<unsigned long long>(total) << 2) | 1ull;
-      for (index_t base = t - 1;; base -= 32) {
-        const index_t q = base - lane;
-        unsigned long long v = q >= 0 ? status[q] : 2ull;  // before tile 0: an inclusive prefix of 0
-        while (__any_sync(0xffffffffu, v == 0)) {
-          if (v == 0) __nanosleep(32), v = status[q];
-        }
-        const unsigned inclusive = __ballot_sync(0xffffffffu, (v & 2ull) != 0);
-        const int stop = inclusive ? __ffs(int(inclusive)) - 1 : 31;
-        index_t part = lane <= stop ? index_t(v >> 2) : 0;
-        STRATA_UNROLL
-        for (int m = 16; m > 0; m /= 2) part += __shfl_xor_sync(0xffffffffu, part, m);
-        prefix += part;
-        if (inclusive) break;
-      }
-      if (lane == 0) {
+  scan(temp).ExclusiveSum(__popc(f), offset, total);  // ends with a barrier: every packet of the tile is read
+  const index_t prefix = index_t(st.ends[t]) - total;
+  if (threadIdx.x == 0) {
+    if (static_cast<unsigned long long>(total) != st.counts[t]) atomicOr(st.mismatch, 1u);
+    if (st.in_place) {
+      // Loaded: later tiles may overwrite this tile's input. Then wait for the tiles whose input
+      // this tile's output covers (all before it; itself excepted).
+      __threadfence();
+      *reinterpret_cast<volatile unsigned*>(st.loaded + t) = 1u;
+      if (total > 0) {
+        constexpr index_t tile_records = index_t(compact_threads) * tile_fn::W;
+        const index_t end_tile = (prefix + total - 1) / tile_records, last = end_tile < t ? end_tile : t - 1;
+        for (index_t q = prefix / tile_records; q <= last; ++q)
+          while (*reinterpret_cast<volatile unsigned*>(st.loaded + q) == 0u) __nanosleep(64);
         __threadfence();
-        status[t] = (static_cast<unsigned long long>(prefix + total) << 2) | 2ull;
       }
-    } else if (lane == 0) {
-      status[0] = (static_cast<unsigned long long>(total) << 2) | 2ull;
-    }
-    if (lane == 0) {
-      if (t == tiles - 1) *st.kept = static_cast<unsigned long long>(prefix + total);
-      prefix_shared = prefix;
     }
   }
-  __syncthreads();
+  if (st.in_place) __syncthreads();
   using record = typename tile_fn::record;
   if constexpr (compact_staging<record>::fits) {
     __shared__ __align__(16) unsigned char stage[compact_staging<record>::bytes];
-    if (staged) write_staged(out, pk, f, offset, total, prefix_shared, stage);
+    if (staged) write_staged(out, pk, f, offset, total, prefix, stage);
   }
   if (!compact_staging<record>::fits || !staged) {
-    if (f) tile_fn::write(out, pk, f, prefix_shared + offset);
+    if (f) tile_fn::write(out, pk, f, prefix + offset);
   }
-  if (p < in.size()) tile_fn::write_rest(rest, pk, f, p * tile_fn::W, prefix_shared + offset);
+  if (p < in.size()) tile_fn::write_rest(rest, pk, f, p * tile_fn::W, prefix + offset);
 }
 #endif
 
@@ -235,16 +249,38 @@ std::int64_t compact_packets(const InView& in, const OutView& out, Keep keep, st
     if (tiles == 0) return 0;
 #if defined(STRATA_BACKEND_CUDA)
     if (tiles > index_t(0x7fffffff)) return -1;
-    const std::size_t status_bytes = align_up(std::size_t(tiles) * 8, 256);
-    scratch_block state(status_bytes + 256, stream);
-    compact_state st{state.as<unsigned long long>(), state.as<unsigned long long>(status_bytes), state.as<unsigned long long>(status_bytes + 8)};
-    cuda_check(cudaMemsetAsync(state.data(), 0, status_bytes + 16, stream), "cudaMemsetAsync (compaction)");
+    const std::size_t tile_bytes = align_up(std::size_t(tiles) * 8, 256);
+    scratch_block state(3 * tile_bytes + 256, stream);
+    auto* counts = state.as<unsigned long long>();
+    auto* ends = state.as<unsigned long long>(tile_bytes);
+    auto* loaded = state.as<unsigned>(2 * tile_bytes);
+    auto* ticket = state.as<unsigned long long>(3 * tile_bytes);
+    auto* mismatch = state.as<unsigned>(3 * tile_bytes + 8);
+    cuda_check(cudaMemsetAsync(state.data() + 2 * tile_bytes, 0, tile_bytes + 16, stream), "cudaMemsetAsync (compaction)");
+    compact_count_kernel<<<unsigned(tiles), compact_threads, 0, stream>>>(in, keep, counts);
+    check_launch("strata compaction (counts)");
+    std::size_t temp = 0;
+    cuda_check(cub::DeviceScan::InclusiveSum(nullptr, temp, counts, ends, tiles, stream), "strata compaction (scan)");
+    scratch_block tmp(std::max<std::size_t>(temp, 1), stream);
+    cuda_check(cub::DeviceScan::InclusiveSum(tmp.data(), temp, counts, ends, tiles, stream), "strata compaction (scan)");
+    bool in_place = false;
+    for (std::size_t L = 0; L < soa_layout<record>::leaves; ++L)
+      in_place = in_place || static_cast<const void*>(in.column_bytes(L)) == static_cast<const void*>(out.column_bytes(L));
+    const compact_state st{counts, ends, loaded, ticket, mismatch, in_place};
     const bool staged = compact_staged && out.vector_aligned();
     compact_kernel<<<unsigned(tiles), compact_threads, 0, stream>>>(pin, out, rest, keep, tiles, st, staged);
     check_launch("strata compaction");
-    unsigned long long kept = 0;
-    copy_bytes_async(&kept, st.kept, sizeof kept, stream);
+    struct {
+      unsigned long long kept;
+      unsigned mismatch;
+    } back{};
+    copy_bytes_async(&back.kept, ends + (tiles - 1), sizeof back.kept, stream);
+    copy_bytes_async(&back.mismatch, mismatch, sizeof back.mismatch, stream);
     synchronize(stream);
+    if (back.mismatch)
+      throw std::logic_error("strata compaction: the predicate kept a different number of records when asked again (it must be a pure "
+                             "function of the record); the output is not a compaction of the input");
+    const unsigned long long kept = back.kept;
     return std::int64_t(kept);
 #else
     // The same tiles in order on the host: flags, offsets within the tile, then the running prefix.
@@ -410,7 +446,8 @@ std::int64_t select(In in, Out out, index_t n, Keep keep, stream_t stream, const
 }  // namespace detail
 
 /// Removes every record of c for which pred(record) is true; the others keep their order. Returns
-/// how many were removed (c.size() shrinks by that; capacity stays). Waits for the count.
+/// how many were removed (c.size() shrinks by that; capacity stays). pred is asked twice per record
+/// and must be a pure function of it (std::logic_error otherwise). Waits for the count.
 template <class T, class Pred>
 std::size_t erase_if(soa_vector<T>& c, Pred pred, stream_t stream = {}) {
   const index_t n = index_t(c.size());
@@ -427,7 +464,7 @@ std::size_t erase_if(soa_vector<T>& c, Pred pred, stream_t stream = {}) {
 }
 
 /// Copies the records of in for which pred(record) is true into out (replacing its contents), in
-/// order; returns how many. Waits for the count.
+/// order; returns how many. pred must be a pure function of the record. Waits for the count.
 template <class T, class Pred>
 std::size_t copy_if(const soa_vector<T>& in, soa_vector<T>& out, Pred pred, stream_t stream = {}) {
   const index_t n = index_t(in.size());
@@ -447,8 +484,9 @@ std::size_t copy_if(const soa_vector<T>& in, soa_vector<T>& out, Pred pred, stre
 
 /// Copies the records of in for which pred(record) is true into selected and the others into
 /// rest, each in its original order (std::partition_copy; both are replaced and sized to what they
-/// got); returns how many went to selected. One read of in and one write of every record through
-/// packets where the containers take them, two selections otherwise. The three containers are
+/// got); returns how many went to selected. One read of every column of in (and one of what pred
+/// reads) and one write of every record through packets where the containers take them, two
+/// selections otherwise; pred must be a pure function of the record. The three containers are
 /// distinct; outputs with no memory yet are allocated on in's device. Waits for the count.
 template <class T, class Pred>
 std::size_t partition_copy(const soa_vector<T>& in, soa_vector<T>& selected, soa_vector<T>& rest, Pred pred, stream_t stream = {}) {
