@@ -289,3 +289,40 @@ TEST(Lifecycle, HotLoopMakesNoDriverAllocations) {
   for (int i = 0; i < 20; ++i) step();
   EXPECT_EQ(strata::testing::driver_allocations.load(), before);
 }
+
+// The predicate of a compaction is asked twice per record on the GPU (counting pass, writing pass).
+// One that answers differently the second time is reported instead of leaving a wrong compaction
+// unnoticed; the input is untouched (copy_if) and later CUDA work in the process runs.
+struct first_calls_only {  // true for the first `n` calls in all, false after: not a function of the record
+  unsigned long long* calls;
+  unsigned long long n;
+  STRATA_HD bool operator()(const particle&) const {
+#if defined(__CUDA_ARCH__)
+    return atomicAdd(calls, 1ull) < n;
+#else
+    return false;
+#endif
+  }
+};
+struct keep_particle {
+  STRATA_HD bool operator()(const particle&) const { return true; }
+};
+TEST(Lifecycle, PredicateThatChangesItsAnswerIsReported) {
+#if !defined(STRATA_BACKEND_CUDA)
+  GTEST_SKIP() << "the host backend asks the predicate once per record";
+#else
+  STRATA_SEED_TRACE();
+  auto ref = random_records<particle>(100003, 17);
+  const strata::soa_vector<particle> in(ref);
+  strata::soa_vector<particle> out;
+  strata::buffer calls(sizeof(unsigned long long), strata::memory_space::device);
+  const unsigned long long zero = 0;
+  strata::copy_bytes(calls.data(), &zero, sizeof zero);
+  EXPECT_THROW((void)strata::copy_if(in, out, first_calls_only{reinterpret_cast<unsigned long long*>(calls.data()), ref.size()}),
+               std::logic_error);
+  EXPECT_EQ(first_difference<particle>(in.to_host(), ref), -1);
+  strata::soa_vector<particle> again;
+  EXPECT_EQ(strata::copy_if(in, again, keep_particle{}), ref.size());
+  EXPECT_EQ(first_difference<particle>(again.to_host(), ref), -1);
+#endif
+}

@@ -143,9 +143,10 @@ void probe_nested_convert(const cell_record* aos, strata::soa_view<cell_record> 
   strata::aos_to_soa(aos, soa.size(), soa);
   strata::soa_to_aos(strata::soa_view<const cell_record>(soa), back);
 }
-// Compaction: every column of a tile read as 16-byte vectors (kept records are written one leaf
-// at a time to their new places; the tile-status words are 64-bit).
-// sass-expect: compact_kernel load=any128 store=any32
+// Compaction: each warp reads 32 adjacent records a leaf at a time (coalesced 4-byte loads); the
+// kept records are staged in shared memory and go out as 16-byte vectors, the partial units at a
+// run's ends element by element.
+// sass-expect: compact_kernel load=any32 store=any128
 struct mass_below {
   __host__ __device__ bool operator()(const particle& p) const { return p.mass < 0.5f; }
 };

@@ -2,7 +2,8 @@
 // copy_if copies the records it picks into another container. Through packets where the container
 // takes them: a counting pass that reads only the leaves the predicate reads (plain loads: the
 // others are never issued), a scan of the tile counts, then one pass that reads every column once
-// in 16-byte vectors and writes each kept record once, in order, at its tile's offset. Through
+// (each warp's loads coalesced) and writes each kept record once, in order, at its tile's offset,
+// in 16-byte vectors staged through shared memory. Through
 // CUB's DeviceSelect over strata's record iterators otherwise. Scratch from strata::scratch(). The
 // host backend runs the packet tiles in order.
 #pragma once
@@ -44,13 +45,14 @@ struct unless {
   }
 };
 /// Stable compaction of packets in two passes: compact_count_kernel counts each tile's kept records
-/// (compact_threads packets a tile), a scan turns the counts into each tile's first output index, and
-/// compact_kernel reads each tile's packets once and writes its kept records from there. In place,
-/// a tile's output lies below the end of its own input, but it may cover the input of earlier tiles:
-/// tiles are taken in order from a ticket counter, each marks itself loaded once its packets are read,
-/// and a tile writes only after the tiles under its output are marked (they hold earlier tickets, so
-/// they are running or done). The predicate runs twice per record and must give the same answer both
-/// times (a pure function of the record); a tile that counts differently is reported.
+/// (compact_threads packets' worth of records a tile), a scan turns the counts into each tile's first
+/// output index, and compact_kernel reads each tile's records once and writes its kept records from
+/// there. In place, a tile's output lies below the end of its own input, but it may cover the input
+/// of earlier tiles: tiles are taken in order from a ticket counter, each marks itself loaded once
+/// its records are read, and a tile writes only after the tiles under its output are marked (they
+/// hold earlier tickets, so they are running or done). The predicate runs twice per record and must
+/// give the same answer both times (a pure function of the record); a tile that counts differently
+/// is reported.
 inline constexpr int compact_threads = 256;
 /// The rest output of a compaction that drops the records it does not keep.
 struct discard {};
@@ -124,23 +126,23 @@ struct compact_staging {
 
 #if defined(STRATA_BACKEND_CUDA)
 /// Writes a tile's kept records [prefix, prefix + total) of out from shared memory: each thread
-/// puts its kept leaves at their place (offset from the tile's start, shifted by the output's
-/// offset within a 16-byte unit), then whole 16-byte units go out as one store each and the
-/// partial units at both ends element by element.
-template <class Out, class Record>
-__device__ void write_staged(const Out& out, const packet<Record>& pk, unsigned f, int offset, int total, index_t prefix,
+/// puts its kept leaves at their place (pos[k], counted from the tile's start, shifted by the
+/// output's offset within a 16-byte unit), then whole 16-byte units go out as one store each and the
+/// partial units at both ends element by element. The kept records of one warp's round land on
+/// consecutive elements, so the placing stores meet no bank conflicts.
+template <class Out, class Record, int W>
+__device__ void write_staged(const Out& out, const Record (&r)[W], unsigned f, const int (&pos)[W], int total, index_t prefix,
                              unsigned char* stage) {
   using staging = compact_staging<Record>;
-  constexpr int W = packet<Record>::width;
   reflect::for_each_leaf<Record>([&](auto lf) {
     constexpr std::size_t L = decltype(lf)::value;
     using E = reflect::leaf_type_t<Record, L>;
     constexpr int per = int(16 / sizeof(E));
     E* buf = reinterpret_cast<E*>(stage + staging::offsets[L]);
-    int at = int(prefix % per) + offset;
+    const int shift = int(prefix % per);
     STRATA_UNROLL
     for (int k = 0; k < W; ++k)
-      if (f & (1u << k)) buf[at++] = reflect::leaf<L>(pk.lane[k]);
+      if (f & (1u << k)) buf[shift + pos[k]] = reflect::leaf<L>(r[k]);
   });
   __syncthreads();
   reflect::for_each_leaf<Record>([&](auto lf) {
@@ -186,23 +188,52 @@ __global__ void __launch_bounds__(compact_threads) compact_count_kernel(InView i
   }
 }
 
-template <class InPackets, class Out, class Rest, class Keep>
-__global__ void __launch_bounds__(compact_threads) compact_kernel(InPackets in, Out out, Rest rest, Keep keep, index_t tiles, compact_state st,
+/// Writes each tile's kept records at its offset. Warp w of a tile reads, in round k, the 32
+/// records from (w * W + k) * 32 on (one coalesced load per leaf); a record's place among the tile's
+/// kept records is the kept count of the earlier warps, of the warp's earlier rounds and of the
+/// lower lanes of its round (ballots), so kept records of one round are adjacent.
+template <class InView, class Out, class Rest, class Keep>
+__global__ void __launch_bounds__(compact_threads) compact_kernel(InView in, Out out, Rest rest, Keep keep, index_t tiles, compact_state st,
                                                                    bool staged) {
-  using tile_fn = compact_tile<typename InPackets::reference, Out, Keep>;
-  using scan = cub::BlockScan<int, compact_threads>;
-  __shared__ typename scan::TempStorage temp;
+  using record = typename InView::value_type;
+  constexpr int W = packet<record>::width;
+  constexpr int warps = compact_threads / 32;
+  constexpr index_t tile_records = index_t(compact_threads) * W;
   __shared__ index_t tile_shared;
+  __shared__ int warp_kept[warps];
   if (threadIdx.x == 0) tile_shared = index_t(atomicAdd(st.ticket, 1ull));
   __syncthreads();
   const index_t t = tile_shared;
   if (t >= tiles) return;
-  const index_t p = t * compact_threads + threadIdx.x;
-  packet<typename tile_fn::record> pk;
+  const int lane = int(threadIdx.x % 32), warp = int(threadIdx.x / 32);
+  const index_t first = t * tile_records + index_t(warp * W) * 32 + lane;  // this thread's record of round 0
+  const index_t n = in.size();
+  record r[W];
+  STRATA_UNROLL
+  for (int k = 0; k < W; ++k)
+    if (first + index_t(k) * 32 < n) r[k] = in.load(first + index_t(k) * 32);
   unsigned f = 0;
-  if (p < in.size()) pk = in[p].get(), f = tile_fn::flags(pk, keep);
-  int offset = 0, total = 0;
-  scan(temp).ExclusiveSum(__popc(f), offset, total);  // ends with a barrier: every packet of the tile is read
+  int pos[W];
+  int kept = 0;
+  const unsigned below = (1u << lane) - 1u;
+  STRATA_UNROLL
+  for (int k = 0; k < W; ++k) {
+    const bool keep_k = first + index_t(k) * 32 < n && keep(r[k]);
+    const unsigned b = __ballot_sync(0xffffffffu, keep_k);
+    pos[k] = kept + __popc(b & below);
+    kept += __popc(b);
+    f |= unsigned(keep_k) << k;
+  }
+  if (lane == 0) warp_kept[warp] = kept;
+  __syncthreads();  // every record of the tile is read
+  int before = 0, total = 0;
+  STRATA_UNROLL
+  for (int w = 0; w < warps; ++w) {
+    before += w < warp ? warp_kept[w] : 0;
+    total += warp_kept[w];
+  }
+  STRATA_UNROLL
+  for (int k = 0; k < W; ++k) pos[k] += before;
   const index_t prefix = index_t(st.ends[t]) - total;
   if (threadIdx.x == 0) {
     if (static_cast<unsigned long long>(total) != st.counts[t]) atomicOr(st.mismatch, 1u);
@@ -212,7 +243,6 @@ __global__ void __launch_bounds__(compact_threads) compact_kernel(InPackets in, 
       __threadfence();
       *reinterpret_cast<volatile unsigned*>(st.loaded + t) = 1u;
       if (total > 0) {
-        constexpr index_t tile_records = index_t(compact_threads) * tile_fn::W;
         const index_t end_tile = (prefix + total - 1) / tile_records, last = end_tile < t ? end_tile : t - 1;
         for (index_t q = prefix / tile_records; q <= last; ++q)
           while (*reinterpret_cast<volatile unsigned*>(st.loaded + q) == 0u) __nanosleep(64);
@@ -221,15 +251,23 @@ __global__ void __launch_bounds__(compact_threads) compact_kernel(InPackets in, 
     }
   }
   if (st.in_place) __syncthreads();
-  using record = typename tile_fn::record;
   if constexpr (compact_staging<record>::fits) {
     __shared__ __align__(16) unsigned char stage[compact_staging<record>::bytes];
-    if (staged) write_staged(out, pk, f, offset, total, prefix, stage);
+    if (staged) write_staged(out, r, f, pos, total, prefix, stage);
   }
   if (!compact_staging<record>::fits || !staged) {
-    if (f) tile_fn::write(out, pk, f, prefix + offset);
+    STRATA_UNROLL
+    for (int k = 0; k < W; ++k)
+      if (f & (1u << k)) out.store(prefix + pos[k], r[k]);
   }
-  if (p < in.size()) tile_fn::write_rest(rest, pk, f, p * tile_fn::W, prefix + offset);
+  if constexpr (!std::is_same_v<Rest, discard>) {
+    // Record i goes to rest at i minus the records kept before it.
+    STRATA_UNROLL
+    for (int k = 0; k < W; ++k) {
+      const index_t i = first + index_t(k) * 32;
+      if (i < n && !(f & (1u << k))) rest.store(i - (prefix + pos[k]), r[k]);
+    }
+  }
 }
 #endif
 
@@ -268,7 +306,7 @@ std::int64_t compact_packets(const InView& in, const OutView& out, Keep keep, st
       in_place = in_place || static_cast<const void*>(in.column_bytes(L)) == static_cast<const void*>(out.column_bytes(L));
     const compact_state st{counts, ends, loaded, ticket, mismatch, in_place};
     const bool staged = compact_staged && out.vector_aligned();
-    compact_kernel<<<unsigned(tiles), compact_threads, 0, stream>>>(pin, out, rest, keep, tiles, st, staged);
+    compact_kernel<<<unsigned(tiles), compact_threads, 0, stream>>>(in, out, rest, keep, tiles, st, staged);
     check_launch("strata compaction");
     struct {
       unsigned long long kept;
