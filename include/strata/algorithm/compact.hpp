@@ -53,7 +53,10 @@ struct unless {
 /// hold earlier tickets, so they are running or done). The predicate runs twice per record and must
 /// give the same answer both times (a pure function of the record); a tile that counts differently
 /// is reported.
-inline constexpr int compact_threads = 256;
+/// Threads per tile. A tile's warps meet at a barrier once their loads return (the tile's count is
+/// needed before any of it is written), so small tiles keep fewer warps waiting on the slowest one;
+/// 4 warps a tile are faster than 8 (bench/results/nvidia-h200-2026-11-24-erase_if-ballot.md).
+inline constexpr int compact_threads = 128;
 /// The rest output of a compaction that drops the records it does not keep.
 struct discard {};
 struct compact_state {
@@ -120,7 +123,7 @@ struct compact_staging {
     return off;
   }();
   static constexpr std::size_t bytes = offsets[leaves];
-  /// At most 32 KiB a block: seven blocks of 256 threads still fit an SM.
+  /// At most 32 KiB a block: seven blocks still fit an SM's shared memory.
   static constexpr bool fits = bytes <= 32768;
 };
 
