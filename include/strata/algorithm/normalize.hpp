@@ -67,7 +67,7 @@ __device__ inline moments butterfly(moments m, int width) {
 /// The sum of v over a group of G threads, the same bits in every thread (IEEE addition commutes,
 /// so butterfly partners add the same two values): a group inside a warp by butterfly; a group of
 /// several warps (a whole block) passes each warp's sum through `slots` and every warp adds them
-/// all by the same butterfly. One barrier; consecutive sums take different slots.
+/// all by the same butterfly. One barrier.
 __device__ inline float group_sum(float v, int G, float* slots) {
   const int width = G < 32 ? G : 32;
   for (int o = 1; o < width; o <<= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
@@ -79,26 +79,71 @@ __device__ inline float group_sum(float v, int G, float* slots) {
   for (int o = 1; o < 32; o <<= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
 }
-using sum_slots = float[2][max_group / 32];
+/// A warp's part of a row: its element count, their sum and their squares about the warp's mean.
+struct warp_moments {
+  float count, sum, m2;
+};
 
-/// The statistics of a part of a row (its n elements, held by a group of G threads): the sum, then
-/// for layer norm the squares about the part's mean. Two plain sums cost far less than merging
-/// (count, mean, M2) at every butterfly step.
+/// Shared memory of a block's reductions: one sum per warp (group_sum), or one set of statistics
+/// per warp (layer norm over a group of several warps).
+struct sum_slots {
+  float sums[2][max_group / 32];  // consecutive sums take different slots: no warp overwrites a
+                                  // slot that a slower warp has still to read
+  warp_moments warps[max_group / 32];
+};
+
+/// Whether layer norm over a group of G threads of T combines per-warp statistics at one barrier
+/// (fp32 rows held by several warps) or sums twice across the group. Inside a warp two plain sums
+/// need no barrier. Across warps, fp32 rows gain from the single barrier (a block holding a whole
+/// row waits there with nothing else in flight, and the kernel holds fewer registers); 16-bit rows,
+/// which issue about twice the instructions per byte (their elements are widened at each pass),
+/// lose more to the extra per-warp sums than they gain (bench/results/nvidia-h200-2026-11-24-norm_stats.md).
+template <class T>
+STRATA_HD constexpr bool merges_warps(int G) {
+  return G > 32 && sizeof(T) >= 4;
+}
+
+/// The statistics of a part of a row (its n elements, held by a group of G threads). RMS norm: one
+/// sum of squares. Layer norm, two sums: the sum, then the squares about the part's mean. Layer
+/// norm, warps combined (merges_warps): each warp sums its elements, then their squares about the
+/// warp's mean, with no barrier; the warps' statistics meet at one barrier, after which every warp
+/// sums them twice more by butterfly: the part's mean from the warps' sums, then
+/// M2 = sum over warps of (M2_w + count_w (mean_w - mean)^2), each term about the part's mean (no
+/// cancellation, the same bits in every thread).
 template <norm_kind Kind, class T, int V>
 __device__ inline moments part_moments(const row_part<T, V>& part, float n, int G, sum_slots& slots) {
-  const float sum = group_sum(part.template sum<Kind>(), G, slots[0]);
-  if constexpr (Kind == norm_kind::rms) return {n, 0.0f, sum};
-  const float mean = n > 0 ? sum / n : 0.0f;
-  return {n, mean, group_sum(part.sum_squares(mean), G, slots[1])};
+  if constexpr (Kind == norm_kind::rms) {
+    return {n, 0.0f, group_sum(part.template sum<Kind>(), G, slots.sums[0])};
+  } else {
+    if (!merges_warps<T>(G)) {
+      const float sum = group_sum(part.template sum<Kind>(), G, slots.sums[0]);
+      const float mean = n > 0 ? sum / n : 0.0f;
+      return {n, mean, group_sum(part.sum_squares(mean), G, slots.sums[1])};
+    }
+    const float count = group_sum(part.count(), 32, nullptr), sum = group_sum(part.template sum<Kind>(), 32, nullptr);
+    const float m2 = group_sum(part.sum_squares(count > 0 ? sum / count : 0.0f), 32, nullptr);
+    const int lane = int(threadIdx.x % 32);
+    if (lane == 0) slots.warps[threadIdx.x / 32] = warp_moments{count, sum, m2};
+    __syncthreads();
+    const warp_moments w = lane < G / 32 ? slots.warps[lane] : warp_moments{0.0f, 0.0f, 0.0f};
+    const float mean = n > 0 ? group_sum(w.sum, 32, nullptr) / n : 0.0f;
+    const float d = w.count > 0 ? w.sum / w.count - mean : 0.0f;
+    return {n, mean, group_sum(w.m2 + w.count * d * d, 32, nullptr)};
+  }
 }
 
 /// Rows held by groups of G threads, blockDim.x / G rows per block, a grid of all rows: as many
 /// rows in flight as registers allow and no loop (loop-carried state would cost resident rows).
 /// Whole == true: every row starts on a 16-byte boundary and is whole units, y's rows lie as x's
 /// and gamma and beta on 16-byte boundaries (checked per call); the thread loads its units at once.
-/// The streamed kernel has the same fast path.
+/// The streamed kernel has the same fast path. Both kernels are built for two blocks of max_group
+/// threads per SM (at most 64 registers a thread): a block of 512 threads holding 8 units each
+/// would otherwise take more and run alone on its SM, and the streamed kernel's 16-bit variants
+/// would take up to 126 (half the blocks per SM). At 64 the whole-unit variants do not spill; the
+/// ragged-row 16-bit variants holding 7-8 units spill up to 40 bytes, which the sweep puts within
+/// 1% of the uncapped build (bench/results/nvidia-h200-2026-11-24-norm_stats.md).
 template <norm_kind Kind, class T, int V, bool Whole>
-__global__ void __launch_bounds__(max_group) rows_kernel(args<T> a, int G) {
+__global__ void __launch_bounds__(max_group, 2) rows_kernel(args<T> a, int G) {
   __shared__ sum_slots slots;
   // Groups within a warp are powers of two (shift and mask); a larger group is the whole block.
   const int shift = G <= 32 ? __ffs(G) - 1 : 0, t = G <= 32 ? int(threadIdx.x) & (G - 1) : int(threadIdx.x);
@@ -153,7 +198,7 @@ STRATA_HD inline bool stream_item(index_t t, index_t total, index_t lag, index_t
 /// merges the row's moments in a fixed order (the same bits in every block), then writes the chunk.
 /// No block holds a chunk while others work on its row, and nothing waits on a fence.
 template <norm_kind Kind, class T, int V, bool Whole>
-__global__ void __launch_bounds__(max_group) streamed_kernel(args<T> a, int parts, stream_state st) {
+__global__ void __launch_bounds__(max_group, 2) streamed_kernel(args<T> a, int parts, stream_state st) {
   __shared__ sum_slots slots;
   __shared__ index_t ticket;
   __shared__ float2 row_stats;
@@ -334,12 +379,38 @@ moments host_butterfly(std::vector<moments> lane) {
 template <norm_kind Kind, class T, int V>
 moments host_part_moments(const row_part<T, V>* th, float n, int G) {
   std::vector<float> lane(static_cast<std::size_t>(G));
-  for (int t = 0; t < G; ++t) lane[std::size_t(t)] = th[t].template sum<Kind>();
-  const float sum = host_group_sum(lane, G);
-  if constexpr (Kind == norm_kind::rms) return {n, 0.0f, sum};
-  const float mean = n > 0 ? sum / n : 0.0f;
-  for (int t = 0; t < G; ++t) lane[std::size_t(t)] = th[t].sum_squares(mean);
-  return {n, mean, host_group_sum(lane, G)};
+  auto sums = [&](auto value, int width) {
+    for (int t = 0; t < G; ++t) lane[std::size_t(t)] = value(th[t]);
+    return host_group_sum(lane, width);
+  };
+  if constexpr (Kind == norm_kind::rms) {
+    return {n, 0.0f, sums([](const auto& t) { return t.template sum<Kind>(); }, G)};
+  } else {
+    if (!merges_warps<T>(G)) {
+      const float sum = sums([](const auto& t) { return t.template sum<Kind>(); }, G);
+      const float mean = n > 0 ? sum / n : 0.0f;
+      return {n, mean, sums([&](const auto& t) { return t.sum_squares(mean); }, G)};
+    }
+    std::vector<float> wsum(32, 0.0f), wterm(32, 0.0f), wcount(32, 0.0f), wm2(32, 0.0f);
+    for (int w = 0; w < G / 32; ++w) {
+      const row_part<T, V>* wt = th + w * 32;
+      std::vector<float> l(32);
+      auto warp_sum = [&](auto value) {
+        for (int t = 0; t < 32; ++t) l[std::size_t(t)] = value(wt[t]);
+        return host_group_sum(l, 32);
+      };
+      const float count = warp_sum([](const auto& t) { return t.count(); });
+      const float sum = warp_sum([](const auto& t) { return t.template sum<Kind>(); });
+      wcount[std::size_t(w)] = count, wsum[std::size_t(w)] = sum;
+      wm2[std::size_t(w)] = warp_sum([&](const auto& t) { return t.sum_squares(count > 0 ? sum / count : 0.0f); });
+    }
+    const float mean = n > 0 ? host_group_sum(wsum, 32) / n : 0.0f;
+    for (std::size_t w = 0; w < 32; ++w) {
+      const float d = wcount[w] > 0 ? wsum[w] / wcount[w] - mean : 0.0f;
+      wterm[w] = wm2[w] + wcount[w] * d * d;
+    }
+    return {n, mean, host_group_sum(wterm, 32)};
+  }
 }
 
 /// One row the way the plan's kernel treats it: every thread of every part loads its units, each
