@@ -46,6 +46,17 @@ decltype(auto) with_vpt(int vpt, F&& f) {
   }
 }
 
+/// Whether layer norm over a group of G threads of T combines per-warp statistics at one barrier
+/// (fp32 rows held by several warps) or sums twice across the group. Inside a warp two plain sums
+/// need no barrier. Across warps, fp32 rows gain from the single barrier (a block holding a whole
+/// row waits there with nothing else in flight, and the kernel holds fewer registers); 16-bit rows,
+/// which issue about twice the instructions per byte (their elements are widened at each pass),
+/// lose more to the extra per-warp sums than they gain (bench/results/nvidia-h200-2026-11-24-norm_stats.md).
+template <class T>
+STRATA_HD constexpr bool merges_warps(int G) {
+  return G > 32 && sizeof(T) >= 4;
+}
+
 #if defined(STRATA_BACKEND_CUDA)
 template <norm_kind Kind>
 __device__ inline moments shuffle_merge(const moments& m, int offset) {
@@ -91,17 +102,6 @@ struct sum_slots {
                                   // slot that a slower warp has still to read
   warp_moments warps[max_group / 32];
 };
-
-/// Whether layer norm over a group of G threads of T combines per-warp statistics at one barrier
-/// (fp32 rows held by several warps) or sums twice across the group. Inside a warp two plain sums
-/// need no barrier. Across warps, fp32 rows gain from the single barrier (a block holding a whole
-/// row waits there with nothing else in flight, and the kernel holds fewer registers); 16-bit rows,
-/// which issue about twice the instructions per byte (their elements are widened at each pass),
-/// lose more to the extra per-warp sums than they gain (bench/results/nvidia-h200-2026-11-24-norm_stats.md).
-template <class T>
-STRATA_HD constexpr bool merges_warps(int G) {
-  return G > 32 && sizeof(T) >= 4;
-}
 
 /// The statistics of a part of a row (its n elements, held by a group of G threads). RMS norm: one
 /// sum of squares. Layer norm, two sums: the sum, then the squares about the part's mean. Layer
