@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Host AoS -> device SoA with 32 MiB staging chunks (b1c34df's build) and 16 MiB (this change), alternated.
+# Host AoS -> device SoA: the committed build (.carry, 32 MiB staging chunks) and a build with 16 MiB chunks (.dev2/ab/strata_bench_16), alternated. Ran unchanged in the three calls of this folder; the 16 MiB build had 2 MiB slices in h200-16MiB-chunks-2MiB-slices/ and 1 MiB slices in the other two.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 [ -d .carry ] || tar -xJf .carryz/carry.tar.xz
