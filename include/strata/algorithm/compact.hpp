@@ -44,15 +44,17 @@ struct unless {
     return !pred(r);
   }
 };
-/// Stable compaction of packets in two passes: compact_count_kernel counts each tile's kept records
-/// (compact_threads packets' worth of records a tile), a scan turns the counts into each tile's first
-/// output index, and compact_kernel reads each tile's records once and writes its kept records from
-/// there. In place, a tile's output lies below the end of its own input, but it may cover the input
-/// of earlier tiles: tiles are taken in order from a ticket counter, each marks itself loaded once
-/// its records are read, and a tile writes only after the tiles under its output are marked (they
-/// hold earlier tickets, so they are running or done). The predicate runs twice per record and must
-/// give the same answer both times (a pure function of the record); a tile that counts differently
-/// is reported.
+
+// Stable compaction of packets in two passes: compact_count_kernel counts each tile's kept records
+// (compact_threads packets' worth of records a tile), a scan turns the counts into each tile's first
+// output index, and compact_kernel reads each tile's records once and writes its kept records from
+// there. In place, a tile's output lies below the end of its own input, but it may cover the input
+// of earlier tiles: tiles are taken in order from a ticket counter, each marks itself loaded once
+// its records are read, and a tile writes only after the tiles under its output are marked (they
+// hold earlier tickets, so they are running or done). The predicate runs twice per record and must
+// give the same answer both times (a pure function of the record); a tile that counts differently
+// is reported.
+
 /// Threads per tile. A tile's warps meet at a barrier once their loads return (the tile's count is
 /// needed before any of it is written), so small tiles keep fewer warps waiting on the slowest one;
 /// 4 warps a tile are faster than 8 (bench/results/nvidia-h200-2026-11-24-erase_if-ballot.md).
@@ -68,6 +70,8 @@ struct compact_state {
   bool in_place;
 };
 
+/// A packet's steps of a tile as the host backend runs them, thread by thread in order (the GPU
+/// kernels below place kept records by ballot instead).
 template <class In, class Out, class Keep>
 struct compact_tile {
   using record = typename In::record;

@@ -378,31 +378,26 @@ moments host_butterfly(std::vector<moments> lane) {
 /// part_moments() for a part's threads held in an array.
 template <norm_kind Kind, class T, int V>
 moments host_part_moments(const row_part<T, V>* th, float n, int G) {
-  std::vector<float> lane(static_cast<std::size_t>(G));
-  auto sums = [&](auto value, int width) {
-    for (int t = 0; t < G; ++t) lane[std::size_t(t)] = value(th[t]);
-    return host_group_sum(lane, width);
+  // value(thread) of threads [first, first + width), summed as a group of that width sums it.
+  auto sum_of = [&](int first, int width, auto value) {
+    std::vector<float> lane(static_cast<std::size_t>(width));
+    for (int t = 0; t < width; ++t) lane[std::size_t(t)] = value(th[first + t]);
+    return host_group_sum(std::move(lane), width);
   };
   if constexpr (Kind == norm_kind::rms) {
-    return {n, 0.0f, sums([](const auto& t) { return t.template sum<Kind>(); }, G)};
+    return {n, 0.0f, sum_of(0, G, [](const auto& t) { return t.template sum<Kind>(); })};
   } else {
     if (!merges_warps<T>(G)) {
-      const float sum = sums([](const auto& t) { return t.template sum<Kind>(); }, G);
+      const float sum = sum_of(0, G, [](const auto& t) { return t.template sum<Kind>(); });
       const float mean = n > 0 ? sum / n : 0.0f;
-      return {n, mean, sums([&](const auto& t) { return t.sum_squares(mean); }, G)};
+      return {n, mean, sum_of(0, G, [&](const auto& t) { return t.sum_squares(mean); })};
     }
     std::vector<float> wsum(32, 0.0f), wterm(32, 0.0f), wcount(32, 0.0f), wm2(32, 0.0f);
     for (int w = 0; w < G / 32; ++w) {
-      const row_part<T, V>* wt = th + w * 32;
-      std::vector<float> l(32);
-      auto warp_sum = [&](auto value) {
-        for (int t = 0; t < 32; ++t) l[std::size_t(t)] = value(wt[t]);
-        return host_group_sum(l, 32);
-      };
-      const float count = warp_sum([](const auto& t) { return t.count(); });
-      const float sum = warp_sum([](const auto& t) { return t.template sum<Kind>(); });
+      const float count = sum_of(w * 32, 32, [](const auto& t) { return t.count(); });
+      const float sum = sum_of(w * 32, 32, [](const auto& t) { return t.template sum<Kind>(); });
       wcount[std::size_t(w)] = count, wsum[std::size_t(w)] = sum;
-      wm2[std::size_t(w)] = warp_sum([&](const auto& t) { return t.sum_squares(count > 0 ? sum / count : 0.0f); });
+      wm2[std::size_t(w)] = sum_of(w * 32, 32, [&](const auto& t) { return t.sum_squares(count > 0 ? sum / count : 0.0f); });
     }
     const float mean = n > 0 ? host_group_sum(wsum, 32) / n : 0.0f;
     for (std::size_t w = 0; w < 32; ++w) {
