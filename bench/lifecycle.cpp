@@ -29,6 +29,8 @@
 #include <thrust/tuple.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <utility>
 #include <numeric>
 #include <random>
 
@@ -188,6 +190,45 @@ void strata_permute(benchmark::State& state, bool random) {
   s.work.resize(std::size_t(count()));
   strata_bench::run_timed(state, n * 2 * 28, n, [&] { strata::permute(s.work, cuda::std::span<const std::int32_t>(perm, std::size_t(count()))); });
 }
+/// Fraction of the permutation's indices that jump more than 8 records from the one before (the
+/// fraction strata::gather estimates from a sample to choose its way, for 4-byte leaves).
+double far_fraction(bool random) {
+  static double f[2] = {-1, -1};
+  if (f[random] < 0) {
+    const std::size_t n = std::size_t(count());
+    std::vector<std::int32_t> p(n);
+    strata::copy_bytes(p.data(), permutation(random).data(), n * 4);
+    std::size_t far = 1;
+    for (std::size_t i = 1; i < n; ++i) far += std::abs(std::int64_t(p[i]) - std::int64_t(p[i - 1])) > 8;
+    f[random] = double(far) / double(n);
+  }
+  return f[random];
+}
+strata::buffer& identity_permutation() {
+  static strata::buffer b;
+  if (!b.data()) {
+    std::vector<std::int32_t> p(static_cast<std::size_t>(count()));
+    std::iota(p.begin(), p.end(), 0);
+    b = strata::buffer(p.size() * 4, strata::memory_space::device);
+    strata::copy_bytes(b.data(), p.data(), b.bytes());
+  }
+  return b;
+}
+/// strata::gather of the pristine particles into a second container (the double-buffered form of
+/// a permutation), by the way its count picks or by one way forced.
+void strata_gather(benchmark::State& state, int kind, strata::detail::gather_way way) {  // kind 0 resort, 1 random, 2 identity
+  auto& s = st();
+  const bool random = kind == 1;
+  auto* perm = reinterpret_cast<const std::int32_t*>((kind == 2 ? identity_permutation() : permutation(random)).data());
+  static strata::soa_vector<particle> out(static_cast<std::size_t>(count()));
+  const double n = double(count());
+  strata::detail::gather_forced = way;
+  strata_bench::run_timed(state, n * 2 * 28, n, [&] {
+    strata::gather(s.pristine, cuda::std::span<const std::int32_t>(perm, std::size_t(count())), out);
+  });
+  strata::detail::gather_forced = strata::detail::gather_way::count;
+  state.counters["far_fraction"] = kind == 2 ? 1.0 / double(count()) : far_fraction(random);
+}
 void gather_permute(benchmark::State& state, bool random) {
   auto& s = st();
   auto perm = thrust::device_pointer_cast(reinterpret_cast<const std::int32_t*>(permutation(random).data()));
@@ -216,7 +257,18 @@ const bool registered = [] {
                                                          [=](benchmark::State& s) { strata_permute(s, random); }))->Iterations(10);
     strata_bench::configure(benchmark::RegisterBenchmark(std::string("permute/column_gather").append(r).c_str(),
                                                          [=](benchmark::State& s) { gather_permute(s, random); }))->Iterations(10);
+    using way = strata::detail::gather_way;
+    for (auto [name, w] : {std::pair{"gather/strata", way::count}, std::pair{"gather/strata_columns", way::columns},
+                           std::pair{"gather/strata_records", way::records}})
+      strata_bench::configure(benchmark::RegisterBenchmark(std::string(name).append(r).c_str(),
+                                                           [=](benchmark::State& s) { strata_gather(s, random ? 1 : 0, w); }))->Iterations(10);
   }
+  using way = strata::detail::gather_way;
+  const std::string id = std::string("/").append(std::to_string(count())).append("/identity");
+  strata_bench::configure(benchmark::RegisterBenchmark(std::string("gather/strata").append(id).c_str(),
+                                                       [](benchmark::State& s) { strata_gather(s, 2, way::count); }))->Iterations(10);
+  strata_bench::configure(benchmark::RegisterBenchmark(std::string("gather/strata_records").append(id).c_str(),
+                                                       [](benchmark::State& s) { strata_gather(s, 2, way::records); }))->Iterations(10);
   return true;
 }();
 

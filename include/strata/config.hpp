@@ -30,8 +30,10 @@
 // Host loops over records use OpenMP threads where the compiler has it (the host backend).
 #if defined(_OPENMP)
 #define STRATA_PARALLEL_FOR_IF(cond) STRATA_PRAGMA(omp parallel for schedule(static) if (cond))
+#define STRATA_PARALLEL_SUM_IF(cond, var) STRATA_PRAGMA(omp parallel for schedule(static) reduction(+ : var) if (cond))
 #else
 #define STRATA_PARALLEL_FOR_IF(cond)
+#define STRATA_PARALLEL_SUM_IF(cond, var)
 #endif
 
 // A __host__ __device__ template that calls the functor it is given: host-only functors are fine

@@ -46,6 +46,8 @@ struct x_of {
   STRATA_HD double operator()(const mixed& m) const { return double(m.x); }
 };
 
+strata::index_t index_t_of(std::size_t n) { return strata::index_t(n); }
+
 std::vector<std::size_t> lifecycle_sizes() {
   auto s = sizes_for<mixed>();
   std::mt19937_64 g(test_seed() + 15);
@@ -165,6 +167,93 @@ TEST(Lifecycle, PermuteSortByKeyAndSortBy) {
   }
 }
 
+// gather into another container: a re-sort (consecutive indices mostly close), a random
+// permutation, and fewer indices than records with repeats; the result matches std and the way
+// taken is the cheaper one (seen on the host backend, which runs the same count and choice).
+template <class T>
+void check_gather(std::size_t n, std::uint64_t seed) {
+  SCOPED_TRACE("n=" + std::to_string(n));
+  auto ref = random_records<T>(n, seed);
+  std::mt19937_64 g(test_seed() ^ seed ^ n);
+  std::vector<std::int32_t> resort(n), shuffled(n), picks(n / 2 + 3);
+  std::iota(resort.begin(), resort.end(), 0);
+  for (std::size_t k = 0; n > 1 && k < n / 200; ++k) std::swap(resort[g() % n], resort[g() % n]);  // about 1 in 50 indices jump
+  std::iota(shuffled.begin(), shuffled.end(), 0);
+  std::shuffle(shuffled.begin(), shuffled.end(), g);
+  for (auto& p : picks) p = n ? std::int32_t(g() % n) : 0;
+  if (n == 0) picks.clear();
+  const strata::soa_vector<T> src(ref);
+  strata::soa_vector<T> dst(std::vector<T>(5, ref.empty() ? T{} : ref[0]));
+  struct case_t {
+    const char* name;
+    const std::vector<std::int32_t>& idx;
+    int way;  // 1: columns, 2: records, 0: either
+  };
+  const bool counted = index_t_of(n) >= strata::detail::gather_count_from;
+  for (const case_t& c : {case_t{"resort", resort, 1}, case_t{"random", shuffled, counted && n > 1000 ? 2 : 1}, case_t{"repeats", picks, 0}}) {
+    SCOPED_TRACE(c.name);
+    strata::buffer ib(c.idx.size() * sizeof(std::int32_t), strata::memory_space::device);
+    if (!c.idx.empty()) strata::copy_bytes(ib.data(), c.idx.data(), ib.bytes());
+    const long columns = strata::testing::gathers_by_columns.load(), records = strata::testing::gathers_by_records.load();
+    strata::gather(src, cuda::std::span<const std::int32_t>(reinterpret_cast<const std::int32_t*>(ib.data()), c.idx.size()), dst);
+    std::vector<T> want(c.idx.size());
+    for (std::size_t i = 0; i < want.size(); ++i) want[i] = ref[std::size_t(c.idx[i])];
+    ASSERT_EQ(dst.size(), want.size());
+    ASSERT_EQ(first_difference<T>(dst.to_host(), want), -1) << describe_difference<T>(dst.to_host(), want);
+#if !defined(STRATA_BACKEND_CUDA)
+    if (!c.idx.empty() && c.way == 1) {
+      EXPECT_EQ(strata::testing::gathers_by_columns.load(), columns + 1);
+    }
+    if (!c.idx.empty() && c.way == 2) {
+      EXPECT_EQ(strata::testing::gathers_by_records.load(), records + 1);
+    }
+#else
+    (void)columns, (void)records;
+#endif
+  }
+  strata::soa_vector<T> same(ref);
+  EXPECT_THROW(strata::gather(same, cuda::std::span<const std::int32_t>(), same), std::invalid_argument);
+  EXPECT_EQ(first_difference<T>(same.to_host(), ref), -1);
+}
+
+TEST(Lifecycle, GatherMatchesStdAndTakesTheCheaperWay) {
+  STRATA_SEED_TRACE();
+  for (std::size_t n : lifecycle_sizes()) check_gather<mixed>(n, 21);
+  check_gather<mixed>(std::size_t(strata::detail::gather_count_from) * 3 + 5, 22);
+}
+
+// gather's choice reads a sample of the indices: one line of 32 in each group of 16, at a place
+// that changes from group to group. Indices sorted but for the same line of every group (random
+// there) jump at about 1 pair in 16; a sample at a fixed place in each group would see none or all.
+TEST(Lifecycle, JumpSampleSeesAPatternThatRepeatsWithItsGroups) {
+  using sample = strata::detail::far_sample;
+  const strata::index_t n = sample::group * 2048 + 77;
+  std::vector<std::int32_t> idx(static_cast<std::size_t>(n));
+  std::iota(idx.begin(), idx.end(), 0);
+  std::mt19937_64 g(test_seed() ^ 0x5a5a);
+  for (strata::index_t grp = 0; grp * sample::group < n; ++grp)
+    for (strata::index_t k = 5 * sample::line; k < 6 * sample::line && grp * sample::group + k < n; ++k)
+      idx[std::size_t(grp * sample::group + k)] = std::int32_t(g() % std::uint64_t(n));
+  std::vector<int> offsets(sample::lines);
+  for (strata::index_t grp = 0; grp < sample::groups(n); ++grp) {
+    const strata::index_t first = sample::line_start(grp);
+    ASSERT_EQ(first % sample::line, 0);
+    ASSERT_GE(first, grp * sample::group);
+    ASSERT_LE(first + sample::line, (grp + 1) * sample::group);
+    ++offsets[std::size_t((first - grp * sample::group) / sample::line)];
+  }
+  for (int c : offsets) EXPECT_GT(c, 2048 / 32);  // every place in a group is sampled, none much less often
+  strata::buffer ib(idx.size() * sizeof(std::int32_t), strata::memory_space::device);
+  strata::buffer far(sizeof(unsigned long long), strata::memory_space::device);
+  strata::copy_bytes(ib.data(), idx.data(), ib.bytes());
+  strata::detail::count_far_sample(reinterpret_cast<const std::int32_t*>(ib.data()), n, 8, reinterpret_cast<unsigned long long*>(far.data()), {});
+  unsigned long long count = 0;
+  strata::copy_bytes(&count, far.data(), sizeof count);
+  const double fraction = double(count) / double(sample::pairs(n));
+  EXPECT_GT(fraction, 0.045);
+  EXPECT_LT(fraction, 0.080);
+}
+
 // Nested records permute and sort as flat ones do (whole records through the gather).
 // Compaction over records of other leaf sizes and packet widths: 2-, 4- and 16-record packets, a
 // 16-byte vector leaf, and records whose tile outgrows the shared-memory staging (written with one
@@ -194,6 +283,7 @@ TYPED_TEST(CompactionRecords, EraseCopyAndPartitionMatchStd) {
     EXPECT_EQ(strata::erase_if(v, pick), want_kept.size());
     ASSERT_EQ(first_difference<T>(v.to_host(), want_rest), -1) << describe_difference<T>(v.to_host(), want_rest);
     const strata::soa_vector<T> in(ref);
+    check_gather<T>(n, 25);
     EXPECT_EQ(strata::copy_if(in, kept, pick), want_kept.size());
     ASSERT_EQ(first_difference<T>(kept.to_host(), want_kept), -1);
     EXPECT_EQ(strata::partition_copy(in, kept, rest, pick), want_kept.size());
@@ -269,6 +359,8 @@ TEST(Lifecycle, NestedRecordsSortWhole) {
   auto want = ref;
   std::stable_sort(want.begin(), want.end(), [](const big_record& a, const big_record& b) { return id_bucket{}(a) < id_bucket{}(b); });
   EXPECT_EQ(first_difference<big_record>(v.to_host(), want), -1) << describe_difference<big_record>(v.to_host(), want);
+  check_gather<big_record>(5003, 23);
+  check_gather<big_record>(std::size_t(strata::detail::gather_count_from) + 77, 24);
 }
 
 // After a warm-up round, a step's lifecycle operations take all their scratch from the pool: no

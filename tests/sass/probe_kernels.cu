@@ -10,6 +10,7 @@
 
 #include <strata/algorithm/compact.hpp>
 #include <strata/algorithm/normalize.hpp>
+#include <strata/algorithm/sort.hpp>
 #include <strata/iterator/packet.hpp>
 #include <strata/layout/vector_access.hpp>
 
@@ -142,6 +143,12 @@ void probe_aosoa_convert(const particle* aos, strata::aosoa_view<particle> v, pa
 void probe_nested_convert(const cell_record* aos, strata::soa_view<cell_record> soa, cell_record* back) {
   strata::aos_to_soa(aos, soa.size(), soa);
   strata::soa_to_aos(strata::soa_view<const cell_record>(soa), back);
+}
+// gather's transpose behind a path gate: the tiles move in 16-byte vectors as above; the one other
+// load is the gate's 8-byte count.
+// sass-expect: soa_to_aos_gated_kernel.*particle.*Lb0E load=any128 store=any128
+void probe_gather(const strata::soa_vector<particle>& src, cuda::std::span<const int> idx, strata::soa_vector<particle>& dst) {
+  strata::gather(src, idx, dst);
 }
 // Compaction: each warp reads 32 adjacent records a leaf at a time (coalesced 4-byte loads); the
 // kept records are staged in shared memory and go out as 16-byte vectors, the partial units at a

@@ -1,11 +1,19 @@
-// Reordering every column of a container at once: permute (records by an index array), and
-// sort_by_key / sort_by, which sort (key, index) pairs once with cub::DeviceRadixSort (stable:
-// equal keys keep their order) and then permute. permute moves records, not columns: the columns
-// go to padded AoS records in scratch memory (a transpose at copy speed), whole records are
-// gathered by index into the columns (one or two 16-byte loads per record instead of a 32-byte
-// sector per leaf), so a permutation costs about what two copies of the records do. Scratch comes
-// from strata::scratch() (no cudaMalloc once the pool is warm). The host backend runs the same
-// transposes and gather, and sorts with Thrust's stable sort on OpenMP threads.
+// Reordering every column of a container at once: permute (records by an index array, in place),
+// gather (records of one container at an index array into another), and sort_by_key / sort_by,
+// which sort (key, index) pairs once with cub::DeviceRadixSort (stable: equal keys keep their
+// order) and then permute. Two ways move records by index, and the cheaper one runs:
+// - whole records: the columns go to padded AoS records in scratch memory (a transpose at copy
+//   speed), whole records are gathered by index into the columns (one or two 16-byte loads per
+//   record instead of a 32-byte sector per leaf): about two copies of the records, whatever the
+//   indices. permute, which must read every record before it overwrites any, always takes it.
+// - columns: each leaf read at the indices straight into the destination's columns: one copy of
+//   the records when consecutive indices stay close (a re-sort of particles that moved a little),
+//   a sector per leaf per index when they jump. gather counts the jumps in a sample of the
+//   indices on the device and both ways are queued; the kernels of the one the count does not
+//   choose return at once (the host never waits for the count).
+// Scratch comes from strata::scratch() (no cudaMalloc once the pool is warm). The host backend
+// runs the same transposes, gathers and choice, and sorts with Thrust's stable sort on OpenMP
+// threads.
 #pragma once
 
 #include <strata/algorithm/transform.hpp>
@@ -18,7 +26,9 @@
 
 #include <cuda/std/span>
 
+#include <atomic>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -63,6 +73,52 @@ struct masked_less {
     }
   }
 };
+/// Below this many indices gather reads the columns without sampling jumps first: one launch, and
+/// a source this small is read from L2 whichever way.
+inline constexpr index_t gather_count_from = index_t(1) << 15;
+/// Benchmarks time each way of gather alone; everything else leaves the choice to the count.
+enum class gather_way { count, columns, records };
+inline gather_way gather_forced = gather_way::count;
+}  // namespace detail
+
+namespace testing {
+/// Host backend: how many gathers took each way (the GPU's choice stays in device memory).
+inline std::atomic<long> gathers_by_columns{0}, gathers_by_records{0};
+}  // namespace testing
+
+namespace detail {
+/// dst records [0, n) = src records idx[i], by whichever way moves fewer bytes (see the top).
+template <class T, class M, class I>
+void gather_records(const basic_view<const T, M>& src, const I* idx, index_t n, const basic_view<T, M>& dst, stream_t stream) {
+  if (n == 0) return;
+  constexpr std::size_t stride = sizeof(layout::aligned_record<T>);
+  if (gather_forced == gather_way::records) {
+    scratch_block aos(std::size_t(src.size()) * stride, stream);
+    soa_to_aos_bytes<T, stride>(src, 0, aos.data(), src.size(), stream);
+    gather_aos_to_soa<T, stride>(aos.data(), idx, n, dst, stream);
+    return;
+  }
+  if (n < gather_count_from || gather_forced == gather_way::columns) {
+    gather_soa_to_soa(src, idx, n, dst, stream);
+#if !defined(STRATA_BACKEND_CUDA)
+    testing::gathers_by_columns.fetch_add(1, std::memory_order_relaxed);
+#endif
+    return;
+  }
+  using costs = gather_costs<T, stride>;
+  scratch_block far(sizeof(unsigned long long), stream);
+  count_far_sample(idx, n, costs::near, far.as<unsigned long long>(), stream);
+  const unsigned long long limit = far_sample::scaled(costs::direct_limit(src.size(), n), n);
+  gather_soa_to_soa(src, idx, n, dst, stream, path_gate{far.as<unsigned long long>(), limit, true});
+  const path_gate by_records{far.as<unsigned long long>(), limit, false};
+  scratch_block aos(std::size_t(src.size()) * stride, stream);
+  soa_to_aos_bytes<T, stride>(src, 0, aos.data(), src.size(), stream, by_records);
+  gather_aos_to_soa<T, stride>(aos.data(), idx, n, dst, stream, by_records);
+#if !defined(STRATA_BACKEND_CUDA)
+  (by_records.open() ? testing::gathers_by_records : testing::gathers_by_columns).fetch_add(1, std::memory_order_relaxed);
+#endif
+}
+
 template <class T>
 operand index_operand(const void* p, index_t n, const char* role) {
   return {role, locate(p), n, &type_name<T>, "elements"};
@@ -89,6 +145,39 @@ template <class T, class I>
   requires std::is_integral_v<I>
 void permute(soa_vector<T>& c, cuda::std::span<I> indices, stream_t stream = {}) {
   permute(c, cuda::std::span<const I>(indices), stream);
+}
+
+/// Gathers records of src into dst: dst record i becomes src record indices[i], for every i of
+/// indices (dst is resized to indices.size(); indices hold values in [0, src.size()), repeats
+/// allowed). src and dst are distinct containers. Counts, on the device, how often consecutive
+/// indices jump in a sample of them (far_sample) and reads the columns at the indices or moves
+/// whole padded records, whichever moves fewer bytes (see the top of this file); the host does not
+/// wait. Stream ordered.
+template <class T, class I>
+  requires std::is_integral_v<I>
+void gather(const soa_vector<T>& src, cuda::std::span<const I> indices, soa_vector<T>& dst, stream_t stream = {}) {
+  if (&src == &dst) throw std::invalid_argument("strata::gather: src and dst are the same container (strata::permute reorders in place)");
+  const index_t n = index_t(indices.size());
+  // Checked before dst changes: a refused call leaves it as it was; so does a failed allocation
+  // (a larger dst is made aside and swapped in). A dst with no memory yet is allocated on src's
+  // device (the scope makes it current).
+  detail::launch_scope scope("strata::gather", stream,
+                             {detail::described(src.const_view(), "source"), detail::described(dst.const_view(), "destination"),
+                              detail::index_operand<I>(indices.data(), n, "indices")});
+  if (std::size_t(n) > dst.capacity()) {
+    soa_vector<T> fresh;
+    fresh.resize_for_overwrite(std::size_t(n));
+    dst.swap(fresh);
+  } else {
+    dst.clear();
+    dst.resize_for_overwrite(std::size_t(n));
+  }
+  detail::gather_records(src.const_view(), indices.data(), n, dst.view(), stream);
+}
+template <class T, class I>
+  requires std::is_integral_v<I>
+void gather(const soa_vector<T>& src, cuda::std::span<I> indices, soa_vector<T>& dst, stream_t stream = {}) {
+  gather(src, cuda::std::span<const I>(indices), dst, stream);
 }
 
 /// Sorts the records of c by keys (keys[i] belongs to record i; c.size() of them), stably, and

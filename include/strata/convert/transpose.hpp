@@ -25,6 +25,17 @@
 
 namespace strata::detail {
 
+/// Chooses between two ways of doing one job without the host waiting: a counting kernel leaves
+/// a number in device memory, and the kernels of both ways are queued, each returning at once
+/// unless the number selects it (`*far <= limit` selects the direct way). No count (far null):
+/// the kernel always runs.
+struct path_gate {
+  const unsigned long long* far = nullptr;
+  unsigned long long limit = 0;
+  bool direct = false;
+  STRATA_HD bool open() const { return far == nullptr || ((*far <= limit) == direct); }
+};
+
 /// Every warp transposes its own tile: the tile's AoS bytes go through a slice of shared memory that
 /// only that warp touches, so warps never wait for each other (__syncwarp, no __syncthreads). One
 /// tile per warp and a grid of all tiles: small blocks and a register bound that keeps six of them
@@ -362,6 +373,7 @@ __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
   tile::store(lane, sm, src, n, dst, first, t);
 }
 
+/// One tile per warp, as aos_to_soa_kernel.
 template <class T, class Tile, bool Masked, class M>
 __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
     soa_to_aos_kernel(basic_view<const T, M> src, index_t first, std::byte* dst, index_t n) {
@@ -374,6 +386,38 @@ __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
   tile::gather(lane, sm, src, first, dst, n, t);
   __syncwarp();
   tile::scatter(lane, sm, dst, n, t);
+}
+
+/// Behind a path_gate that may close (the device, not the host, picks between ways that are all
+/// launched): a grid of the blocks the device keeps resident, each warp taking every so many
+/// tiles, so that a closed gate costs one wave of blocks that return at once, not one block per
+/// tile. Its one load besides the tiles' 16-byte vectors is the gate's 8-byte count.
+template <class T, class Tile, bool Masked, class M>
+__global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
+    soa_to_aos_gated_kernel(basic_view<const T, M> src, index_t first, std::byte* dst, index_t n, path_gate gate) {
+  if (!gate.open()) return;
+  __shared__ __align__(16) std::byte smem[Tile::warps][Tile::chunks * 16];
+  const int lane = int(threadIdx.x % 32);
+  std::byte* sm = smem[threadIdx.x / 32];
+  const index_t tiles = (n + Tile::records - 1) / Tile::records;
+  using tile = soa_to_aos_tile<T, Tile, Masked>;
+  for (index_t t = index_t(blockIdx.x) * Tile::warps + index_t(threadIdx.x / 32); t < tiles; t += index_t(gridDim.x) * Tile::warps) {
+    tile::gather(lane, sm, src, first, dst, n, t);
+    __syncwarp();
+    tile::scatter(lane, sm, dst, n, t);
+    __syncwarp();  // the slice is filled again next round
+  }
+}
+
+/// Blocks of a kernel the device keeps resident at once (the occupancy API, asked once per kernel).
+template <auto Kernel>
+index_t resident_blocks(int threads) {
+  static const int per_sm = [&] {
+    int b = 0;
+    cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, threads, 0), "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+    return std::max(b, 1);
+  }();
+  return index_t(current_device_shape().sms) * per_sm;
 }
 
 /// Blocks for a warp-tiled transpose: one tile per warp.
@@ -444,15 +488,22 @@ void aos_bytes_to_soa(const std::byte* src, index_t n, const basic_view<T, M>& d
 }
 
 template <class T, std::size_t Stride, class M>
-void soa_to_aos_bytes(const basic_view<const T, M>& src, index_t first, std::byte* dst, index_t n, stream_t stream) {
+void soa_to_aos_bytes(const basic_view<const T, M>& src, index_t first, std::byte* dst, index_t n, stream_t stream, path_gate gate = {}) {
   if (n == 0) return;
   using tile = warp_tile<Stride>;
   auto run = [&]<bool Masked>() {
 #if defined(STRATA_BACKEND_CUDA)
-    soa_to_aos_kernel<T, tile, Masked, M><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, first, dst, n);
+    if (gate.far) {
+      constexpr auto kernel = &soa_to_aos_gated_kernel<T, tile, Masked, M>;
+      const index_t blocks = std::min<index_t>(transpose_grid<tile>(n), resident_blocks<kernel>(tile::threads));
+      kernel<<<unsigned(blocks), tile::threads, 0, stream>>>(src, first, dst, n, gate);
+    } else {
+      soa_to_aos_kernel<T, tile, Masked, M><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, first, dst, n);
+    }
     check_launch("soa_to_aos kernel launch");
 #else
     (void)stream;
+    if (!gate.open()) return;
     using phases = soa_to_aos_tile<T, tile, Masked>;
     emulate_warp_tiles<tile>(n, [&](int lane, std::byte* sm, index_t t) { phases::gather(lane, sm, src, first, dst, n, t); },
                              [&](int lane, std::byte* sm, index_t t) { phases::scatter(lane, sm, dst, n, t); });
