@@ -3,7 +3,8 @@
 // L2 flush, as a loop over a small state keeps it in L2), and the host's time to issue one call
 // (counter enqueue_us). Workload transform_latency: the particle advance (read 6 leaves, write 3)
 // and GELU on one fp32 column, n = 4096, 65536, 2^20, 2^24; strata::transform against a
-// hand-written float4 kernel and thrust::transform over a zip of the raw columns.
+// hand-written float4 kernel and thrust::transform over a zip of the raw columns; the particle
+// advance also on a stream the caller made (strata_stream / hand_float4_stream).
 #include "common.hpp"
 
 #include <strata/algorithm/transform.hpp>
@@ -106,6 +107,43 @@ void strata_advance(benchmark::State& s, std::int64_t n) {
   auto out = strata::project<&particle::x, &particle::y, &particle::z>(v);
   back_to_back(s, double(n) * 9 * 4, double(n), [&] { strata::transform(in, out, advance{}); });
 }
+#if defined(STRATA_BACKEND_CUDA)
+/// A stream the caller made (blocking, so the legacy-stream events around the batch order with
+/// it): strata then also checks the stream's device and capture state on every call.
+cudaStream_t user_stream() {
+  static cudaStream_t s = [] {
+    cudaStream_t made;
+    STRATA_BENCH_CHECK(cudaStreamCreate(&made));
+    return made;
+  }();
+  return s;
+}
+#else
+strata::stream_t user_stream() { return {}; }
+#endif
+void strata_advance_stream(benchmark::State& s, std::int64_t n) {
+  auto& v = particles(n);
+  auto in = strata::project<&particle::x, &particle::y, &particle::z, &particle::vx, &particle::vy, &particle::vz>(v);
+  auto out = strata::project<&particle::x, &particle::y, &particle::z>(v);
+  const auto stream = user_stream();
+  back_to_back(s, double(n) * 9 * 4, double(n), [&] { strata::transform(in, out, advance{}, stream); });
+}
+void hand_advance_stream(benchmark::State& s, std::int64_t n) {
+  auto& v = particles(n);
+  auto f4 = [&](auto col) { return reinterpret_cast<float4*>(col.data()); };
+  const std::int64_t n4 = (n + 3) / 4;
+  const auto stream = user_stream();
+  back_to_back(s, double(n) * 9 * 4, double(n), [&] {
+#if defined(STRATA_BACKEND_CUDA)
+    hand_advance<<<unsigned((n4 + 255) / 256), 256, 0, stream>>>(f4(v.column<&particle::x>()), f4(v.column<&particle::y>()),
+                                                                 f4(v.column<&particle::z>()), f4(v.column<&particle::vx>()),
+                                                                 f4(v.column<&particle::vy>()), f4(v.column<&particle::vz>()), n4);
+#else
+    (void)f4, (void)n4, (void)stream;
+    strata::transform(v, v, advance{});
+#endif
+  });
+}
 void zip_advance(benchmark::State& s, std::int64_t n) {
   auto& v = particles(n);
   auto c = [&](auto col) { return thrust::device_pointer_cast(col.data()); };
@@ -160,6 +198,8 @@ const bool registered = [] {
     reg("strata", "particle", strata_advance);
     reg("hand_float4", "particle", hand_advance_bench);
     reg("thrust_zip", "particle", zip_advance);
+    reg("strata_stream", "particle", strata_advance_stream);
+    reg("hand_float4_stream", "particle", hand_advance_stream);
     reg("strata", "gelu", strata_gelu);
     reg("hand_float4", "gelu", hand_gelu_bench);
     reg("thrust_zip", "gelu", thrust_gelu);

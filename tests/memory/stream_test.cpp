@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 using namespace strata_test;
 
 TEST(Streams, WorkOnALiveStream) {
@@ -77,5 +79,51 @@ TEST(Streams, StepCapturedIntoAGraphAndReplayed) {
   cudaStreamDestroy(s);
 #else
   GTEST_SKIP() << "CUDA graphs need the CUDA backend";
+#endif
+}
+
+// The driver entry points the per-call kernels launch through are found on a GPU machine, and a
+// thread that has done CUDA work has a context to key their function handles by.
+TEST(Streams, SmallKernelsLaunchThroughTheDriver) {
+#if defined(STRATA_BACKEND_CUDA)
+  strata::soa_vector<particle> v(random_records<particle>(100));
+  strata::transform(v, v, drift{});
+  EXPECT_TRUE(strata::detail::driver().usable()) << "cuLaunchKernel / cuCtxGetCurrent / cuCtxGetId not found: launches take the runtime's slower path";
+  EXPECT_NE(strata::detail::current_context_key(), 0u);
+#else
+  GTEST_SKIP() << "the host backend launches no kernels";
+#endif
+}
+
+struct heavier {
+  STRATA_HD void operator()(particle& p) const { p.mass += 1.0f; }
+};
+
+// strata's small kernels go to the driver, which needs a context current on the calling thread; a
+// thread whose first CUDA work is a strata call on the default stream has none yet, and the call
+// still runs (through the runtime, which binds the device's context), as do the calls after it.
+TEST(Streams, FirstCudaWorkOfANewThread) {
+#if defined(STRATA_BACKEND_CUDA)
+  STRATA_SEED_TRACE();
+  auto ref = random_records<particle>(1003);
+  strata::soa_vector<particle> v(ref), out(1003);
+  double energy = -1;
+  std::string failure;
+  std::thread([&] {
+    try {
+      strata::transform(v, out, drift{});
+      strata::for_each(out, heavier{});
+      energy = strata::transform_reduce(out, kinetic_energy{}, 0.0, plus_d{});
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  }).join();
+  ASSERT_EQ(failure, "");
+  double want = 0;
+  for (auto& p : ref) p = drift{}(p), p.mass += 1.0f, want += kinetic_energy{}(p);
+  EXPECT_EQ(first_difference<particle>(out.to_host(), ref), -1);
+  EXPECT_NEAR(energy, want, 1e-9 * (1 + std::abs(want)));
+#else
+  GTEST_SKIP() << "the host backend has no CUDA contexts";
 #endif
 }

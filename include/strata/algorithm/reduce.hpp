@@ -175,16 +175,15 @@ template <class A, class Source, class Op>
 void reduce_async(const Source& src, A init, Op op, A* device_result, stream_t stream) {
   const int grid = reduce_grid(std::max(src.units(), src.scalars()));
   if (grid == 1) {
-    reduce_kernel<Source, A, Op, true><<<1, reduce_threads, 0, stream>>>(src, op, init, nullptr, device_result);
-    check_launch("strata reduction");
+    launch<&reduce_kernel<Source, A, Op, true>>(1, reduce_threads, 0, stream, "strata reduction", src, op, init, nullptr, device_result);
     return;
   }
   scratch_block partials(sizeof(maybe<A>) * std::size_t(grid), stream);
-  reduce_kernel<Source, A, Op, false><<<grid, reduce_threads, 0, stream>>>(src, op, init, partials.as<maybe<A>>(), nullptr);
-  check_launch("strata reduction (blocks)");
-  reduce_kernel<partial_source<A>, A, Op, true><<<1, reduce_threads, 0, stream>>>(
-      partial_source<A>{partials.as<maybe<A>>(), grid}, op, init, nullptr, device_result);
-  check_launch("strata reduction (partials)");
+  launch<&reduce_kernel<Source, A, Op, false>>(grid, reduce_threads, 0, stream, "strata reduction (blocks)", src, op, init,
+                                               partials.as<maybe<A>>(), nullptr);
+  launch<&reduce_kernel<partial_source<A>, A, Op, true>>(1, reduce_threads, 0, stream, "strata reduction (partials)",
+                                                         partial_source<A>{partials.as<maybe<A>>(), grid}, op, init, nullptr,
+                                                         device_result);
 }
 
 template <class A, class Source, class Op>

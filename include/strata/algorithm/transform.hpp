@@ -123,13 +123,9 @@ template <class Body>
 void run_each(const Body& body, index_t n, stream_t stream, const char* what) {
   if (n <= 0) return;
 #if defined(STRATA_BACKEND_CUDA)
-  // cudaLaunchKernel returns the launch's own error: no second runtime call per launch.
+  // The launch returns its own error: no second runtime call per launch.
   const index_t blocks = (n + direct_threads - 1) / direct_threads;
-  Body b = body;
-  void* args[] = {&b, &n};
-  cuda_check(cudaLaunchKernel(reinterpret_cast<const void*>(&direct_kernel<Body>), dim3(unsigned(blocks)), dim3(direct_threads), args, 0,
-                              stream),
-             what);
+  launch<&direct_kernel<Body>>(dim3(unsigned(blocks)), dim3(direct_threads), 0, stream, what, body, n);
 #else
   (void)stream, (void)what;
   STRATA_PARALLEL_FOR_IF(n > 1024)
