@@ -222,6 +222,76 @@ TEST(Lifecycle, GatherMatchesStdAndTakesTheCheaperWay) {
   check_gather<mixed>(std::size_t(strata::detail::gather_count_from) * 3 + 5, 22);
 }
 
+// Indices outside the source: permute and gather throw std::out_of_range naming the first bad
+// position and its value, and read nothing out of range (on the GPU such a read can be an illegal
+// address, after which every CUDA call of the process fails: the valid work after each refusal
+// checks that it did not happen). permute leaves the container as it was; gather writes zero
+// records at the bad positions and the gathered ones elsewhere. Both ways of gather, and the count.
+template <class I>
+void check_bad_indices(std::size_t n, I bad_value, std::uint64_t seed) {
+  SCOPED_TRACE("n=" + std::to_string(n) + " bad=" + std::to_string(bad_value));
+  const auto ref = random_records<mixed>(n, seed);
+  std::mt19937_64 g(test_seed() ^ seed ^ n);
+  std::vector<I> perm(n);
+  std::iota(perm.begin(), perm.end(), I(0));
+  std::shuffle(perm.begin(), perm.end(), g);
+  const std::size_t first = n / 2, second = n - 1;  // two bad positions: the lower one is reported
+  perm[second] = bad_value;
+  perm[first] = bad_value;
+  strata::buffer pb(n * sizeof(I), strata::memory_space::device);
+  strata::copy_bytes(pb.data(), perm.data(), pb.bytes());
+  const cuda::std::span<const I> idx(reinterpret_cast<const I*>(pb.data()), n);
+  const std::string named = "indices[" + std::to_string(first) + "] = " + std::to_string(bad_value);
+
+  strata::soa_vector<mixed> v(ref);
+  try {
+    strata::permute(v, idx);
+    ADD_FAILURE() << "permute took an index outside the container";
+  } catch (const std::out_of_range& e) {
+    EXPECT_NE(std::string(e.what()).find(named), std::string::npos) << e.what();
+  }
+  ASSERT_EQ(first_difference<mixed>(v.to_host(), ref), -1) << "permute changed the container: " << describe_difference<mixed>(v.to_host(), ref);
+
+  mixed zero;
+  std::memset(static_cast<void*>(&zero), 0, sizeof zero);
+  std::vector<mixed> want(n);
+  for (std::size_t i = 0; i < n; ++i) want[i] = i == first || i == second ? zero : ref[std::size_t(perm[i])];
+  using way = strata::detail::gather_way;
+  for (way w : {way::count, way::columns, way::records}) {
+    SCOPED_TRACE("way " + std::to_string(int(w)));
+    strata::soa_vector<mixed> dst;
+    strata::detail::gather_forced = w;
+    try {
+      strata::gather(v, idx, dst);
+      ADD_FAILURE() << "gather took an index outside the source";
+    } catch (const std::out_of_range& e) {
+      EXPECT_NE(std::string(e.what()).find(named), std::string::npos) << e.what();
+    }
+    strata::detail::gather_forced = way::count;
+    ASSERT_EQ(dst.size(), n);
+    ASSERT_EQ(first_difference<mixed>(dst.to_host(), want), -1) << describe_difference<mixed>(dst.to_host(), want);
+  }
+
+  // Later work in the process succeeds: a valid permutation permutes as std does.
+  std::iota(perm.begin(), perm.end(), I(0));
+  std::shuffle(perm.begin(), perm.end(), g);
+  strata::copy_bytes(pb.data(), perm.data(), pb.bytes());
+  strata::permute(v, idx);
+  for (std::size_t i = 0; i < n; ++i) want[i] = ref[std::size_t(perm[i])];
+  ASSERT_EQ(first_difference<mixed>(v.to_host(), want), -1) << describe_difference<mixed>(v.to_host(), want);
+}
+
+TEST(Lifecycle, IndicesOutsideTheSourceAreRefused) {
+  STRATA_SEED_TRACE();
+  const std::size_t counted = std::size_t(strata::detail::gather_count_from) * 3 + 5;  // gather counts jumps
+  for (std::size_t n : {std::size_t(2), std::size_t(1000), counted}) {
+    check_bad_indices<std::int32_t>(n, std::int32_t(n), 43);                // one past the end
+    check_bad_indices<std::int32_t>(n, -1, 44);                             // negative
+    check_bad_indices<std::uint32_t>(n, 0xffffffffu, 45);                   // far past the end
+    check_bad_indices<std::int64_t>(n, std::int64_t(1) << 40, 46);          // past any allocation
+  }
+}
+
 // gather's choice reads a sample of the indices: one line of 32 in each group of 16, at a place
 // that changes from group to group. Indices sorted but for the same line of every group (random
 // there) jump at about 1 pair in 16; a sample at a fixed place in each group would see none or all.

@@ -11,6 +11,9 @@
 //   a sector per leaf per index when they jump. gather counts the jumps in a sample of the
 //   indices on the device and both ways are queued; the kernels of the one the count does not
 //   choose return at once (the host never waits for the count).
+// The caller's indices are checked as the kernels read them (a compare each): one outside the
+// source reads nothing, and permute and gather throw std::out_of_range once the stream is done
+// (permute restores the records first). Indices strata makes itself (sort_by_key) are not waited on.
 // Scratch comes from strata::scratch() (no cudaMalloc once the pool is warm). The host backend
 // runs the same transposes, gathers and choice, and sorts with Thrust's stable sort on OpenMP
 // threads.
@@ -87,19 +90,62 @@ inline std::atomic<long> gathers_by_columns{0}, gathers_by_records{0};
 }  // namespace testing
 
 namespace detail {
+/// Where a gather of the caller's indices records the first one outside its source (index_check):
+/// a device word set to ~0 in stream order.
+class bad_index_slot {
+ public:
+  explicit bad_index_slot(stream_t stream) : block_(sizeof(unsigned long long), stream) {
+#if defined(STRATA_BACKEND_CUDA)
+    cuda_check(cudaMemsetAsync(block_.data(), 0xff, sizeof(unsigned long long), stream), "cudaMemsetAsync (strata index check)");
+#else
+    *get() = ~0ull;
+#endif
+  }
+  unsigned long long* get() const { return block_.as<unsigned long long>(); }
+  /// The first position whose index was out of range, or -1; waits for the stream. A stream being
+  /// captured into a graph cannot be waited on: -1 there (the kernels still read nothing out of
+  /// range; the graph's runs are not checked).
+  index_t first_bad(stream_t stream) const {
+#if defined(STRATA_BACKEND_CUDA)
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) (void)cudaGetLastError(), capture = cudaStreamCaptureStatusActive;
+    if (capture != cudaStreamCaptureStatusNone) return -1;
+#endif
+    unsigned long long at = ~0ull;
+    copy_bytes_async(&at, get(), sizeof at, stream);
+    synchronize(stream);
+    return at == ~0ull ? index_t(-1) : index_t(at);
+  }
+
+ private:
+  scratch_block block_;
+};
+/// Throws std::out_of_range naming indices[at] (device or host memory), which is outside [0, size).
+template <class I>
+[[noreturn]] void throw_bad_index(const char* op, const I* indices, index_t at, index_t size, const char* after) {
+  I value{};
+  copy_bytes(&value, indices + at, sizeof value);
+  throw std::out_of_range(std::string(op) + ": indices[" + std::to_string(at) + "] = " + std::to_string(value) +
+                          " is outside the source's records [0, " + std::to_string(size) + "); " + after);
+}
+
 /// dst records [0, n) = src records idx[i], by whichever way moves fewer bytes (see the top).
+/// Indices outside [0, src.size()) read nothing and give zero records; the first one's position
+/// goes to *first_bad where that is not null.
 template <class T, class M, class I>
-void gather_records(const basic_view<const T, M>& src, const I* idx, index_t n, const basic_view<T, M>& dst, stream_t stream) {
+void gather_records(const basic_view<const T, M>& src, const I* idx, index_t n, const basic_view<T, M>& dst, stream_t stream,
+                    unsigned long long* first_bad) {
   if (n == 0) return;
   constexpr std::size_t stride = sizeof(layout::aligned_record<T>);
+  const index_check check{src.size(), first_bad};
   if (gather_forced == gather_way::records) {
     scratch_block aos(std::size_t(src.size()) * stride, stream);
     soa_to_aos_bytes<T, stride>(src, 0, aos.data(), src.size(), stream);
-    gather_aos_to_soa<T, stride>(aos.data(), idx, n, dst, stream);
+    gather_aos_to_soa<T, stride>(aos.data(), idx, n, dst, stream, check);
     return;
   }
   if (n < gather_count_from || gather_forced == gather_way::columns) {
-    gather_soa_to_soa(src, idx, n, dst, stream);
+    gather_soa_to_soa(src, idx, n, dst, stream, first_bad);
 #if !defined(STRATA_BACKEND_CUDA)
     testing::gathers_by_columns.fetch_add(1, std::memory_order_relaxed);
 #endif
@@ -109,11 +155,11 @@ void gather_records(const basic_view<const T, M>& src, const I* idx, index_t n, 
   scratch_block far(sizeof(unsigned long long), stream);
   count_far_sample(idx, n, costs::near, far.as<unsigned long long>(), stream);
   const unsigned long long limit = far_sample::scaled(costs::direct_limit(src.size(), n), n);
-  gather_soa_to_soa(src, idx, n, dst, stream, path_gate{far.as<unsigned long long>(), limit, true});
+  gather_soa_to_soa(src, idx, n, dst, stream, first_bad, path_gate{far.as<unsigned long long>(), limit, true});
   const path_gate by_records{far.as<unsigned long long>(), limit, false};
   scratch_block aos(std::size_t(src.size()) * stride, stream);
   soa_to_aos_bytes<T, stride>(src, 0, aos.data(), src.size(), stream, by_records);
-  gather_aos_to_soa<T, stride>(aos.data(), idx, n, dst, stream, by_records);
+  gather_aos_to_soa<T, stride>(aos.data(), idx, n, dst, stream, check, by_records);
 #if !defined(STRATA_BACKEND_CUDA)
   (by_records.open() ? testing::gathers_by_records : testing::gathers_by_columns).fetch_add(1, std::memory_order_relaxed);
 #endif
@@ -125,21 +171,45 @@ operand index_operand(const void* p, index_t n, const char* role) {
 }
 }  // namespace detail
 
+namespace detail {
+/// permute's work: the records to padded AoS scratch, then gathered back into the columns. With
+/// `checked`, an index outside [0, n) restores the records as they were and throws (the host waits
+/// for the stream to know); unchecked (indices made by strata) it stays stream ordered.
+template <class T, class I>
+void permute_records(soa_vector<T>& c, const I* indices, stream_t stream, bool checked) {
+  const index_t n = index_t(c.size());
+  auto v = c.view();
+  constexpr std::size_t stride = sizeof(layout::aligned_record<T>);
+  scratch_block aos(std::size_t(n) * stride, stream);
+  soa_to_aos_bytes<T, stride>(soa_view<const T>(v), 0, aos.data(), n, stream);
+  if (!checked) {
+    gather_aos_to_soa<T, stride>(aos.data(), indices, n, v, stream, index_check{n, nullptr});
+    return;
+  }
+  const bad_index_slot bad(stream);
+  gather_aos_to_soa<T, stride>(aos.data(), indices, n, v, stream, index_check{n, bad.get()});
+  if (const index_t at = bad.first_bad(stream); at >= 0) {
+    aos_bytes_to_soa<T, stride>(aos.data(), n, v, 0, stream);
+    synchronize(stream);
+    throw_bad_index("strata::permute", indices, at, n, "the container is left as it was");
+  }
+}
+}  // namespace detail
+
 /// Reorders the records of c: record i becomes the record that was at indices[i]. indices holds
-/// c.size() values in [0, c.size()) (a permutation; repeated values copy records). Stream ordered.
+/// c.size() values in [0, c.size()) (a permutation; repeated values copy records). Every index is
+/// checked as it is read: one outside that range throws std::out_of_range naming it, and c is left
+/// as it was. To know, the host waits for the stream at the end (except while the stream is
+/// captured into a graph: there nothing out of range is read, and bad indices give zero records).
 template <class T, class I>
   requires std::is_integral_v<I>
 void permute(soa_vector<T>& c, cuda::std::span<const I> indices, stream_t stream = {}) {
   const index_t n = index_t(c.size());
   if (index_t(indices.size()) != n) detail::throw_size_error("strata::permute: indices", index_t(indices.size()), n);
-  auto v = c.view();
   detail::launch_scope scope("strata::permute", stream,
-                             {detail::described(v, "container"), detail::index_operand<I>(indices.data(), n, "indices")});
+                             {detail::described(c.view(), "container"), detail::index_operand<I>(indices.data(), n, "indices")});
   if (n == 0) return;
-  constexpr std::size_t stride = sizeof(layout::aligned_record<T>);
-  detail::scratch_block aos(std::size_t(n) * stride, stream);
-  detail::soa_to_aos_bytes<T, stride>(soa_view<const T>(v), 0, aos.data(), n, stream);
-  detail::gather_aos_to_soa<T, stride>(aos.data(), indices.data(), n, v, stream);
+  detail::permute_records(c, indices.data(), stream, true);
 }
 template <class T, class I>
   requires std::is_integral_v<I>
@@ -151,8 +221,11 @@ void permute(soa_vector<T>& c, cuda::std::span<I> indices, stream_t stream = {})
 /// indices (dst is resized to indices.size(); indices hold values in [0, src.size()), repeats
 /// allowed). src and dst are distinct containers. Counts, on the device, how often consecutive
 /// indices jump in a sample of them (far_sample) and reads the columns at the indices or moves
-/// whole padded records, whichever moves fewer bytes (see the top of this file); the host does not
-/// wait. Stream ordered.
+/// whole padded records, whichever moves fewer bytes (see the top of this file), without the host
+/// waiting for the choice. Every index is checked as it is read: one outside [0, src.size()) reads
+/// nothing and throws std::out_of_range naming it (dst then holds zero records at the bad
+/// positions); to know, the host waits for the stream at the end, except while the stream is
+/// captured into a graph.
 template <class T, class I>
   requires std::is_integral_v<I>
 void gather(const soa_vector<T>& src, cuda::std::span<const I> indices, soa_vector<T>& dst, stream_t stream = {}) {
@@ -172,7 +245,12 @@ void gather(const soa_vector<T>& src, cuda::std::span<const I> indices, soa_vect
     dst.clear();
     dst.resize_for_overwrite(std::size_t(n));
   }
-  detail::gather_records(src.const_view(), indices.data(), n, dst.view(), stream);
+  if (n == 0) return;
+  const detail::bad_index_slot bad(stream);
+  detail::gather_records(src.const_view(), indices.data(), n, dst.view(), stream, bad.get());
+  if (const index_t at = bad.first_bad(stream); at >= 0)
+    detail::throw_bad_index("strata::gather", indices.data(), at, index_t(src.size()),
+                            "the destination holds zero records where indices are out of range");
 }
 template <class T, class I>
   requires std::is_integral_v<I>
@@ -205,7 +283,7 @@ void sort_by_key(soa_vector<T>& c, cuda::std::span<K> keys, stream_t stream = {}
     detail::scratch_block tmp(std::max<std::size_t>(temp, 1), stream);
     detail::cuda_check(cub::DeviceRadixSort::SortPairs(tmp.data(), temp, dk, dv, n, begin_bit, end_bit, stream), "cub::DeviceRadixSort");
     if (dk.Current() != keys.data()) copy_bytes_async(keys.data(), dk.Current(), sizeof(K) * std::size_t(n), stream);
-    permute(c, cuda::std::span<const I>(dv.Current(), std::size_t(n)), stream);
+    detail::permute_records(c, dv.Current(), stream, false);
 #else
     // Indices ordered by the compared bits of their keys (Thrust's stable sort on OpenMP threads),
     // then the keys in that order.
@@ -214,7 +292,7 @@ void sort_by_key(soa_vector<T>& c, cuda::std::span<K> keys, stream_t stream = {}
     std::vector<K> sorted(static_cast<std::size_t>(n));
     for (index_t i = 0; i < n; ++i) sorted[std::size_t(i)] = keys[std::size_t(a[i])];
     std::copy(sorted.begin(), sorted.end(), keys.data());
-    permute(c, cuda::std::span<const I>(a, std::size_t(n)), stream);
+    detail::permute_records(c, static_cast<const I*>(a), stream, false);
 #endif
   };
   if (n <= index_t(0x7fffffff)) sort_with.template operator()<std::int32_t>();

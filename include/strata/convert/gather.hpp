@@ -16,9 +16,34 @@
 #include <strata/reflect/leaves.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <string>
 
 namespace strata::detail {
+
+/// Indices checked against the source as they are read: an index that is negative or not below
+/// `size` reads nothing, its destination record is written as a zero record, and the lowest such
+/// position goes to *first_bad (device memory holding ~0 before the gather; null: not recorded).
+/// A compare per index, next to loads that wait on memory.
+struct index_check {
+  index_t size = 0;
+  unsigned long long* first_bad = nullptr;
+  template <class I>
+  STRATA_HD bool valid(I j) const {
+    return static_cast<unsigned long long>(j) < static_cast<unsigned long long>(size);  // negative: far above any size
+  }
+  STRATA_HD void bad(index_t i) const {
+    if (!first_bad) return;
+#if defined(__CUDA_ARCH__)
+    atomicMin(first_bad, static_cast<unsigned long long>(i));
+#else
+    std::atomic_ref<unsigned long long> slot(*first_bad);
+    unsigned long long seen = slot.load(std::memory_order_relaxed);
+    while (static_cast<unsigned long long>(i) < seen && !slot.compare_exchange_weak(seen, static_cast<unsigned long long>(i))) {
+    }
+#endif
+  }
+};
 
 template <class T, class Tile, bool Masked, class I>
 struct gather_tile {
@@ -29,16 +54,24 @@ struct gather_tile {
   static constexpr int per_lane = int((R + 31) / 32);
 
   /// Lane `lane`'s records of tile t, src[idx[t * R + r]] for r = lane, lane + 32, ..., into the
-  /// warp's shared memory at r * Stride; every load is issued before the first store.
-  STRATA_HD static void load(int lane, std::byte* sm, const std::byte* src, const I* idx, index_t n, index_t t) {
+  /// warp's shared memory at r * Stride (zero bytes for an index outside the source); every load
+  /// is issued before the first store.
+  STRATA_HD static void load(int lane, std::byte* sm, const std::byte* src, const I* idx, index_t n, index_t t, const index_check& check) {
     vec::word_t<access> w[per_lane][accesses];
     STRATA_UNROLL
     for (int k = 0; k < per_lane; ++k) {
       const index_t r = index_t(lane) + 32 * k, i = t * R + r;
       if (r < R && i < n) {
-        const std::byte* rec = src + std::size_t(idx[i]) * Stride;
-        STRATA_UNROLL
-        for (int a = 0; a < accesses; ++a) w[k][a] = vec::load<access>(rec + a * access);
+        const I j = idx[i];
+        if (check.valid(j)) {
+          const std::byte* rec = src + std::size_t(j) * Stride;
+          STRATA_UNROLL
+          for (int a = 0; a < accesses; ++a) w[k][a] = vec::load<access>(rec + a * access);
+        } else {
+          check.bad(i);
+          STRATA_UNROLL
+          for (int a = 0; a < accesses; ++a) w[k][a] = vec::word_t<access>{};
+        }
       }
     }
     STRATA_UNROLL
@@ -61,7 +94,7 @@ struct gather_tile {
 /// Strided as soa_to_aos_gated_kernel: resident blocks looping over the tiles, behind a gate.
 template <class T, class Tile, bool Masked, class I, class M, bool Strided = false>
 __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
-    gather_kernel(const std::byte* src, const I* idx, index_t n, basic_view<T, M> dst, path_gate gate) {
+    gather_kernel(const std::byte* src, const I* idx, index_t n, basic_view<T, M> dst, path_gate gate, index_check check) {
   if (!gate.open()) return;
   __shared__ __align__(16) std::byte smem[Tile::warps][Tile::chunks * 16];
   const int lane = int(threadIdx.x % 32);
@@ -70,23 +103,25 @@ __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
   using tile = gather_tile<T, Tile, Masked, I>;
   if constexpr (Strided) {
     for (index_t u = t; u < tiles; u += index_t(gridDim.x) * Tile::warps) {
-      tile::load(lane, sm, src, idx, n, u);
+      tile::load(lane, sm, src, idx, n, u, check);
       __syncwarp();
       tile::store(lane, sm, n, dst, u);
       __syncwarp();
     }
   } else {
     if (t >= tiles) return;  // whole warps: no __syncwarp is skipped
-    tile::load(lane, sm, src, idx, n, t);
+    tile::load(lane, sm, src, idx, n, t, check);
     __syncwarp();
     tile::store(lane, sm, n, dst, t);
   }
 }
 #endif
 
-/// dst records [0, n) = records src[idx[i]] of a padded AoS array (Stride bytes each).
+/// dst records [0, n) = records src[idx[i]] of a padded AoS array (Stride bytes each, check.size
+/// of them).
 template <class T, std::size_t Stride, class I, class M>
-void gather_aos_to_soa(const std::byte* src, const I* idx, index_t n, const basic_view<T, M>& dst, stream_t stream, path_gate gate = {}) {
+void gather_aos_to_soa(const std::byte* src, const I* idx, index_t n, const basic_view<T, M>& dst, stream_t stream, const index_check& check,
+                       path_gate gate = {}) {
   if (n == 0) return;
   using tile = warp_tile<Stride>;
   auto run = [&]<bool Masked>() {
@@ -94,16 +129,16 @@ void gather_aos_to_soa(const std::byte* src, const I* idx, index_t n, const basi
     if (gate.far) {
       constexpr auto kernel = &gather_kernel<T, tile, Masked, I, M, true>;
       const index_t blocks = std::min<index_t>(transpose_grid<tile>(n), resident_blocks<kernel>(tile::threads));
-      kernel<<<unsigned(blocks), tile::threads, 0, stream>>>(src, idx, n, dst, gate);
+      kernel<<<unsigned(blocks), tile::threads, 0, stream>>>(src, idx, n, dst, gate, check);
     } else {
-      gather_kernel<T, tile, Masked, I, M><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, idx, n, dst, gate);
+      gather_kernel<T, tile, Masked, I, M><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, idx, n, dst, gate, check);
     }
     check_launch("gather kernel launch");
 #else
     (void)stream;
     if (!gate.open()) return;
     using phases = gather_tile<T, tile, Masked, I>;
-    emulate_warp_tiles<tile>(n, [&](int lane, std::byte* sm, index_t t) { phases::load(lane, sm, src, idx, n, t); },
+    emulate_warp_tiles<tile>(n, [&](int lane, std::byte* sm, index_t t) { phases::load(lane, sm, src, idx, n, t, check); },
                              [&](int lane, std::byte* sm, index_t t) { phases::store(lane, sm, n, dst, t); });
 #endif
   };
@@ -237,16 +272,20 @@ struct gather_columns {
   static constexpr int threads = 256, per_thread = 4;
   static constexpr index_t span = index_t(threads) * per_thread;
   template <class T, class M, class I>
-  STRATA_HD static void run(const basic_view<const T, M>& src, const I* idx, index_t n, const basic_view<T, M>& dst, index_t block, int t) {
+  STRATA_HD static void run(const basic_view<const T, M>& src, const I* idx, index_t n, const basic_view<T, M>& dst, index_t block, int t,
+                            const index_check& check) {
     const index_t first = block * span + t;
-    index_t j[per_thread] = {};
+    I j[per_thread] = {};
     T r[per_thread]{};
     STRATA_UNROLL
     for (int k = 0; k < per_thread; ++k)
-      if (first + k * threads < n) j[k] = index_t(idx[first + k * threads]);
+      if (first + k * threads < n) j[k] = idx[first + k * threads];
     STRATA_UNROLL
     for (int k = 0; k < per_thread; ++k)
-      if (first + k * threads < n) r[k] = src.load(j[k]);
+      if (first + k * threads < n) {
+        if (check.valid(j[k])) r[k] = src.load(index_t(j[k]));
+        else check.bad(first + k * threads);
+      }
     STRATA_UNROLL
     for (int k = 0; k < per_thread; ++k)
       if (first + k * threads < n) dst.store(first + k * threads, r[k]);
@@ -256,30 +295,32 @@ struct gather_columns {
 #if defined(STRATA_BACKEND_CUDA)
 template <class T, class M, class I>
 __global__ void __launch_bounds__(gather_columns::threads)
-    gather_columns_kernel(basic_view<const T, M> src, const I* idx, index_t n, basic_view<T, M> dst, path_gate gate) {
+    gather_columns_kernel(basic_view<const T, M> src, const I* idx, index_t n, basic_view<T, M> dst, path_gate gate, index_check check) {
   if (!gate.open()) return;
-  for (index_t b = blockIdx.x; b * gather_columns::span < n; b += gridDim.x) gather_columns::run(src, idx, n, dst, b, int(threadIdx.x));
+  for (index_t b = blockIdx.x; b * gather_columns::span < n; b += gridDim.x) gather_columns::run(src, idx, n, dst, b, int(threadIdx.x), check);
 }
 #endif
 
-/// dst records [0, n) = src records idx[i], read column by column (see gather_columns).
+/// dst records [0, n) = src records idx[i], read column by column (see gather_columns); indices
+/// checked against src.size().
 template <class T, class M, class I>
 void gather_soa_to_soa(const basic_view<const T, M>& src, const I* idx, index_t n, const basic_view<T, M>& dst, stream_t stream,
-                       path_gate gate = {}) {
+                       unsigned long long* first_bad, path_gate gate = {}) {
+  const index_check check{src.size(), first_bad};
   if (n == 0) return;
   const index_t blocks = (n + gather_columns::span - 1) / gather_columns::span;
 #if defined(STRATA_BACKEND_CUDA)
   // As many blocks as the device keeps resident (the occupancy API, once per kernel), striding
   // over the spans: a closed gate costs one wave of blocks that return at once.
   const index_t grid = std::max<index_t>(1, std::min(blocks, resident_blocks<&gather_columns_kernel<T, M, I>>(gather_columns::threads)));
-  gather_columns_kernel<T, M, I><<<unsigned(grid), gather_columns::threads, 0, stream>>>(src, idx, n, dst, gate);
+  gather_columns_kernel<T, M, I><<<unsigned(grid), gather_columns::threads, 0, stream>>>(src, idx, n, dst, gate, check);
   check_launch("strata gather (columns) kernel launch");
 #else
   (void)stream;
   if (!gate.open()) return;
   STRATA_PARALLEL_FOR_IF(blocks > 4)
   for (index_t b = 0; b < blocks; ++b)
-    for (int t = 0; t < gather_columns::threads; ++t) gather_columns::run(src, idx, n, dst, b, t);
+    for (int t = 0; t < gather_columns::threads; ++t) gather_columns::run(src, idx, n, dst, b, t, check);
 #endif
 }
 
