@@ -99,6 +99,37 @@ struct heavier {
   STRATA_HD void operator()(particle& p) const { p.mass += 1.0f; }
 };
 
+// A caller's stream of the current context is checked with one driver query (cuStreamGetCtx), also
+// while it is being captured into a graph, where the query must not end the capture; the legacy
+// default stream is not a stream of a context and is never asked.
+TEST(Streams, CallersStreamIsCheckedWithOneDriverQuery) {
+#if defined(STRATA_BACKEND_CUDA)
+  STRATA_SEED_TRACE();
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  EXPECT_TRUE(strata::detail::stream_in_current_context(s)) << "cuStreamGetCtx not found or failing: every call asks the runtime (about 0.1 us)";
+  auto ref = random_records<particle>(777);
+  strata::soa_vector<particle> v(ref), out(777);
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+  EXPECT_TRUE(strata::detail::stream_in_current_context(s));
+  strata::transform(v, out, drift{}, s);
+  cudaGraph_t g = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(s, &g), cudaSuccess) << "the stream check ended the capture";
+  cudaGraphExec_t x = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&x, g, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(x, s), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  auto want = ref;
+  for (auto& p : want) p = drift{}(p);
+  EXPECT_EQ(first_difference<particle>(out.to_host(), want), -1);
+  cudaGraphExecDestroy(x);
+  cudaGraphDestroy(g);
+  ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
+#else
+  GTEST_SKIP() << "the host backend has no streams";
+#endif
+}
+
 // strata's small kernels go to the driver, which needs a context current on the calling thread; a
 // thread whose first CUDA work is a strata call on the default stream has none yet, and the call
 // still runs (through the runtime, which binds the device's context), as do the calls after it.
