@@ -488,3 +488,31 @@ TEST(Lifecycle, PredicateThatChangesItsAnswerIsReported) {
   EXPECT_EQ(first_difference<particle>(again.to_host(), ref), -1);
 #endif
 }
+
+// In place, a tile writes over the input of earlier tiles only once they have read it. Here the
+// first tile's records are all removed and its predicate calls stall (about 0.2 ms on the GPU),
+// while every later record is kept: the next tiles' output is the first tile's input, so they find
+// it unread and wait for it. The result must still be the stable compaction.
+struct removed_slowly {
+  STRATA_HD bool operator()(const particle& p) const {
+    const bool marked = p.mass == -1234.5f;
+#if defined(__CUDA_ARCH__)
+    if (marked)
+      for (int i = 0; i < 200; ++i) __nanosleep(1000);
+#endif
+    return marked;
+  }
+};
+TEST(Lifecycle, EraseIfWaitsForASlowTileUnderItsOutput) {
+  STRATA_SEED_TRACE();
+  auto ref = random_records<particle>(200003, 23);
+  for (std::size_t i = 0; i < 3000; ++i) ref[i].mass = -1234.5f;
+  for (std::size_t i = 3000; i < ref.size(); ++i)
+    if (ref[i].mass == -1234.5f) ref[i].mass = 0;
+  strata::soa_vector<particle> v(ref);
+  const removed_slowly pred{};
+  auto want = ref;
+  want.erase(std::remove_if(want.begin(), want.end(), pred), want.end());
+  EXPECT_EQ(strata::erase_if(v, pred), std::size_t(3000));
+  ASSERT_EQ(first_difference<particle>(v.to_host(), want), -1) << describe_difference<particle>(v.to_host(), want);
+}

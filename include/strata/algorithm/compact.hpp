@@ -17,6 +17,7 @@
 
 #include <array>
 #include <bit>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -24,6 +25,7 @@
 #include <vector>
 
 #if defined(STRATA_BACKEND_CUDA)
+#include <cuda/atomic>
 #include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
@@ -132,6 +134,32 @@ struct compact_staging {
 };
 
 #if defined(STRATA_BACKEND_CUDA)
+/// The OR of every word of a record's leaves. An instruction that reads a loaded register waits
+/// for its load to return, so storing this somewhere shows the record has arrived.
+template <class Record>
+__device__ unsigned leaf_words_or(const Record& r) {
+  unsigned acc = 0;
+  reflect::for_each_leaf<Record>([&](auto lf) {
+    constexpr std::size_t L = decltype(lf)::value;
+    using E = reflect::leaf_type_t<Record, L>;
+    if constexpr (sizeof(E) % 4 == 0) {
+      unsigned w[sizeof(E) / 4];
+      memcpy(w, &reflect::leaf<L>(r), sizeof(E));
+      for (unsigned x : w) acc |= x;
+    } else {
+      unsigned char b[sizeof(E)];
+      memcpy(b, &reflect::leaf<L>(r), sizeof(E));
+      for (unsigned char x : b) acc |= x;
+    }
+  });
+  return acc;
+}
+
+/// A tile's "loaded" flag, shared by the tiles of one compaction on one device.
+__device__ inline cuda::atomic_ref<unsigned, cuda::thread_scope_device> compact_flag(unsigned* p) {
+  return cuda::atomic_ref<unsigned, cuda::thread_scope_device>(*p);
+}
+
 /// Writes a tile's kept records [prefix, prefix + total) of out from shared memory: each thread
 /// puts its kept leaves at their place (pos[k], counted from the tile's start, shifted by the
 /// output's offset within a 16-byte unit), then whole 16-byte units go out as one store each and the
@@ -199,6 +227,15 @@ __global__ void __launch_bounds__(compact_threads) compact_count_kernel(InView i
 /// records from (w * W + k) * 32 on (one coalesced load per leaf); a record's place among the tile's
 /// kept records is the kept count of the earlier warps, of the warp's earlier rounds and of the
 /// lower lanes of its round (ballots), so kept records of one round are adjacent.
+///
+/// In place, the waits stay off the tile's critical path: the tile's offset (from the counting
+/// pass) and the flags of the tiles under its output are read while its records are in flight.
+/// Its own flag is a relaxed store after a block barrier that every thread reaches only once an
+/// instruction has read every word it loaded (leaf_words_or into shared memory): the loads have
+/// returned their values before any other tile can see the flag, so no fence (a round trip that
+/// every tile would wait for) precedes it. Flags are read with acquire loads, so this tile's stores
+/// come after what it saw; only a tile that saw an unread tile under its output waits, after
+/// publishing its own flag.
 template <class InView, class Out, class Rest, class Keep>
 __global__ void __launch_bounds__(compact_threads) compact_kernel(InView in, Out out, Rest rest, Keep keep, index_t tiles, compact_state st,
                                                                    bool staged) {
@@ -208,6 +245,7 @@ __global__ void __launch_bounds__(compact_threads) compact_kernel(InView in, Out
   constexpr index_t tile_records = index_t(compact_threads) * W;
   __shared__ index_t tile_shared;
   __shared__ int warp_kept[warps];
+  __shared__ unsigned arrived[compact_threads];
   if (threadIdx.x == 0) tile_shared = index_t(atomicAdd(st.ticket, 1ull));
   __syncthreads();
   const index_t t = tile_shared;
@@ -215,10 +253,20 @@ __global__ void __launch_bounds__(compact_threads) compact_kernel(InView in, Out
   const int lane = int(threadIdx.x % 32), warp = int(threadIdx.x / 32);
   const index_t first = t * tile_records + index_t(warp * W) * 32 + lane;  // this thread's record of round 0
   const index_t n = in.size();
+  const index_t end_t = index_t(st.ends[t]);  // issued before the records: it arrives with them
+  const index_t counted = index_t(st.counts[t]);
   record r[W];
   STRATA_UNROLL
   for (int k = 0; k < W; ++k)
     if (first + index_t(k) * 32 < n) r[k] = in.load(first + index_t(k) * 32);
+  // Thread 0: whether every tile under the output the counting pass gave this tile is loaded
+  // already (the usual case: a compaction's output runs behind its input).
+  bool under_loaded = true;
+  if (st.in_place && threadIdx.x == 0 && counted > 0) {
+    const index_t lo = end_t - counted, hi = (end_t - 1) / tile_records;
+    for (index_t q = lo / tile_records; q <= (hi < t ? hi : t - 1); ++q)
+      under_loaded = under_loaded && compact_flag(st.loaded + q).load(cuda::memory_order_acquire) != 0u;
+  }
   unsigned f = 0;
   int pos[W];
   int kept = 0;
@@ -232,7 +280,14 @@ __global__ void __launch_bounds__(compact_threads) compact_kernel(InView in, Out
     f |= unsigned(keep_k) << k;
   }
   if (lane == 0) warp_kept[warp] = kept;
-  __syncthreads();  // every record of the tile is read
+  if (st.in_place) {
+    unsigned words = 0;
+    STRATA_UNROLL
+    for (int k = 0; k < W; ++k)
+      if (first + index_t(k) * 32 < n) words |= leaf_words_or(r[k]);
+    arrived[threadIdx.x] = words;
+  }
+  __syncthreads();  // every record of the tile has arrived (in place) and been asked about
   int before = 0, total = 0;
   STRATA_UNROLL
   for (int w = 0; w < warps; ++w) {
@@ -241,28 +296,26 @@ __global__ void __launch_bounds__(compact_threads) compact_kernel(InView in, Out
   }
   STRATA_UNROLL
   for (int k = 0; k < W; ++k) pos[k] += before;
-  const index_t prefix = index_t(st.ends[t]) - total;
+  const index_t prefix = end_t - total;
   if (threadIdx.x == 0) {
-    if (static_cast<unsigned long long>(total) != st.counts[t]) atomicOr(st.mismatch, 1u);
+    if (total != counted) atomicOr(st.mismatch, 1u), under_loaded = false;
     if (st.in_place) {
-      // Loaded: later tiles may overwrite this tile's input. Then wait for the tiles whose input
-      // this tile's output covers (all before it; itself excepted).
-      __threadfence();
-      *reinterpret_cast<volatile unsigned*>(st.loaded + t) = 1u;
-      if (total > 0) {
+      // Later tiles may overwrite this tile's input from now on.
+      compact_flag(st.loaded + t).store(1u, cuda::memory_order_relaxed);
+      if (total > 0 && !under_loaded) {
         const index_t end_tile = (prefix + total - 1) / tile_records, last = end_tile < t ? end_tile : t - 1;
         for (index_t q = prefix / tile_records; q <= last; ++q)
-          while (*reinterpret_cast<volatile unsigned*>(st.loaded + q) == 0u) __nanosleep(64);
-        __threadfence();
+          while (compact_flag(st.loaded + q).load(cuda::memory_order_acquire) == 0u) __nanosleep(64);
       }
     }
   }
-  if (st.in_place) __syncthreads();
+  // Every global store below follows a block barrier after thread 0's wait (write_staged's, or this).
   if constexpr (compact_staging<record>::fits) {
     __shared__ __align__(16) unsigned char stage[compact_staging<record>::bytes];
     if (staged) write_staged(out, r, f, pos, total, prefix, stage);
   }
   if (!compact_staging<record>::fits || !staged) {
+    if (st.in_place) __syncthreads();
     STRATA_UNROLL
     for (int k = 0; k < W; ++k)
       if (f & (1u << k)) out.store(prefix + pos[k], r[k]);
