@@ -9,7 +9,8 @@
 //   inplace: false writes into a second set of columns with no flags at all (the ceiling)
 // Each row: restore (untimed), 256 MiB memset (L2 emptied), events around count + scan + write (or
 // the write alone). Median of 15 after 3 warm-ups. Every variant's output is checked against the
-// host's std::remove_if on every column. Also strata::erase_if itself (the library of the build).
+// host's std::remove_if on every column. Also strata::erase_if itself (the library of the build;
+// LIBRARY_ONLY=1: only that, 45 timed runs, mean and max too; BENCH_DATA=1: bench/lifecycle.cpp's records).
 // Build (repository root): nvcc -I include -I . -O3 -DNDEBUG -std=c++20 --expt-relaxed-constexpr
 //   --extended-lambda --generate-code=arch=compute_90,code=[compute_90,sm_90] -x cu compact_probe.cu -lcuda
 // probe-h100.txt / probe-h200.txt: its first version (no S switch); probe2-h200.txt: this one, 4824da8's library.
@@ -17,6 +18,8 @@
 #include <strata/algorithm/compact.hpp>
 #include <strata/container/soa_vector.hpp>
 #include <chrono>
+#include "fixtures/records.hpp"
+#include "fixtures/random.hpp"
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -302,7 +305,7 @@ void library_row(bufs& B, const std::vector<std::vector<float>>& expect, double 
   strata::soa_vector<rec7> work;
   work.resize_for_overwrite(std::size_t(B.n));
   std::vector<float> ms, wall;
-  for (int i = 0; i < 18; ++i) {
+  for (int i = 0; i < 48; ++i) {
     work.resize(std::size_t(B.n));
     for (int l = 0; l < L; ++l) CK(cudaMemcpyAsync(work.view().column_bytes(l), B.pristine.c[l], B.n * 4, cudaMemcpyDeviceToDevice));
     CK(cudaMemsetAsync(B.flush, 0, size_t(256) << 20));
@@ -316,8 +319,11 @@ void library_row(bufs& B, const std::vector<std::vector<float>>& expect, double 
     CK(cudaEventElapsedTime(&m, B.a, B.b));
     if (i >= 3) ms.push_back(m), wall.push_back(std::chrono::duration<float, std::milli>(h1 - h0).count());
   }
+  double mean = 0;
+  for (float m : ms) mean += m / ms.size();
   std::sort(ms.begin(), ms.end());
   std::sort(wall.begin(), wall.end());
+  std::printf("strata::erase_if runs: mean %.3f ms, max %.3f ms\n", mean, ms.back());
   bool ok = work.size() == expect[0].size();
   std::vector<float> got(expect[0].size());
   for (int l = 0; l < L && ok; ++l) {
@@ -334,13 +340,22 @@ int main(int argc, char** argv) {
   std::mt19937 g(7);
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   std::vector<std::vector<float>> host(L, std::vector<float>(B.n));
-  for (auto& c : host)
-    for (auto& x : c) x = u(g);
+  if (std::getenv("BENCH_DATA")) {  // bench/lifecycle.cpp's particles: strata_bench::records<particle>(n, 99)
+    const auto ps = strata_fixtures::seeded_records<strata_fixtures::particle>(std::size_t(B.n), 0x5eedu, 99);
+    for (long i = 0; i < B.n; ++i) {
+      const float* f = &ps[i].x;
+      for (int l = 0; l < L; ++l) host[l][i] = f[l];
+    }
+  } else {
+    for (auto& c : host)
+      for (auto& x : c) x = u(g);
+  }
   std::vector<std::vector<float>> expect(L);
   for (long i = 0; i < B.n; ++i)
     if (host[MASS][i] >= 0.f)
       for (int l = 0; l < L; ++l) expect[l].push_back(host[l][i]);
   const long kept = long(expect[0].size());
+
   for (int l = 0; l < L; ++l) {
     CK(cudaMalloc(&B.pristine.c[l], B.n * 4));
     CK(cudaMalloc(&B.work.c[l], B.n * 4));
@@ -383,6 +398,7 @@ int main(int argc, char** argv) {
   std::printf("%s, n %ld, kept %ld, bytes %.3f GB, memcpy of them %.3f ms (%.0f GB/s)\n", p.name, B.n, kept, bytes / 1e9, memcpy_ms,
               bytes / memcpy_ms / 1e6);
   library_row(B, expect, memcpy_ms);
+  if (std::getenv("LIBRARY_ONLY")) return 0;  // the library call alone (48 runs)
   row<4, true, false, true>(B, expect, "R4 ticket late fence (compact.hpp)", bytes, memcpy_ms);
   row<4, true, true, true>(B, expect, "R4 ticket early fence", bytes, memcpy_ms);
   row<4, true, true, true, false, 1>(B, expect, "R4 ticket early release/acquire", bytes, memcpy_ms);

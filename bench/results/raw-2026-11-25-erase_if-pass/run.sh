@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Device call: erase_if old/new A/B (bench binaries alternated twice, memcpy + erase_if rows),
 # the lifecycle tests under memcheck / racecheck / synccheck, then (PART=all) gpu-check.
-# old: .carryz/ab/strata_bench_old (the cuda-preset bench of 4824da8); new: the packed build.
+# h200/, h100/: old = the cuda-preset strata_bench of 4824da8, new = 5355705's; bench/lifecycle.cpp of both
+#   zeroed the upper half of the records before each erase_if run (see the results file).
+# fixed-h200/, fixed-h100/: bench/lifecycle.cpp with its setup fixed, old = linked against compact.hpp of
+#   4824da8, new = the packed build.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 tar -xJf .carryz/carry.tar.xz
