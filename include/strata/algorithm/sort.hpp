@@ -107,9 +107,7 @@ class bad_index_slot {
   /// range; the graph's runs are not checked).
   index_t first_bad(stream_t stream) const {
 #if defined(STRATA_BACKEND_CUDA)
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) (void)cudaGetLastError(), capture = cudaStreamCaptureStatusActive;
-    if (capture != cudaStreamCaptureStatusNone) return -1;
+    if (stream_capturing(stream)) return -1;
 #endif
     unsigned long long at = ~0ull;
     copy_bytes_async(&at, get(), sizeof at, stream);

@@ -99,6 +99,20 @@ inline void check_stream(stream_t stream, const char* operation) {
   (void)stream, (void)operation;
 #endif
 }
+
+#if defined(STRATA_BACKEND_CUDA)
+/// Whether work queued on `stream` now goes into a graph being captured. A stream the runtime
+/// cannot answer for counts as captured: callers then neither wait on it nor use memory outside
+/// the graph's own.
+inline bool stream_capturing(stream_t stream) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return true;
+  }
+  return capture != cudaStreamCaptureStatusNone;
+}
+#endif
 }  // namespace detail
 
 /// Stream-ordered byte copy between any two spaces; returns before completion on the CUDA backend.

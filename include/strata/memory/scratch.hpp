@@ -49,9 +49,7 @@ class pool_scratch final : public scratch_resource {
     detail::cuda_check(cudaGetDevice(&dev), "cudaGetDevice");
     // Inside graph capture the block comes from cudaMallocAsync (it becomes a graph memory node);
     // strata's pool, and the query of its size that counts growth, stay outside capture.
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess) (void)cudaGetLastError(), capture = cudaStreamCaptureStatusActive;
-    const bool captured = capture != cudaStreamCaptureStatusNone;
+    const bool captured = detail::stream_capturing(stream);
     cudaMemPool_t pool = captured ? nullptr : pool_of(dev);
     std::uint64_t reserved_before = 0, reserved_after = 0;
     if (!captured) (void)cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved_before);
