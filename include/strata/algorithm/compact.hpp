@@ -48,7 +48,7 @@ struct unless {
 };
 
 // Stable compaction of packets in two passes: compact_count_kernel counts each tile's kept records
-// (compact_threads packets' worth of records a tile), a scan turns the counts into each tile's first
+// (compact_threads * compact_records records a tile), a scan turns the counts into each tile's first
 // output index, and compact_kernel reads each tile's records once and writes its kept records from
 // there. In place, a tile's output lies below the end of its own input, but it may cover the input
 // of earlier tiles: tiles are taken in order from a ticket counter, each marks itself loaded once
@@ -61,6 +61,19 @@ struct unless {
 /// needed before any of it is written), so small tiles keep fewer warps waiting on the slowest one;
 /// 4 warps a tile are faster than 8 (bench/results/nvidia-h200-2026-11-24-erase_if-ballot.md).
 inline constexpr int compact_threads = 128;
+/// Records a thread of the GPU kernels holds: whole packets (so a tile covers whole packets), and
+/// as many as keep a thread's loads at 112 bytes or more (a 28-byte record's packet) within 32
+/// leaf registers, at most 32 (a thread's keep flags are one word). Records of few narrow columns
+/// get several packets a thread: otherwise their tiles are a few KiB each and the per-tile
+/// barriers, flags and ticket outweigh the bytes they move.
+template <class Record>
+inline constexpr int compact_records = [] {
+  constexpr int W = packet<Record>::width;
+  constexpr int bytes = int(layout::record_descriptor<Record>::packed_size) * W, regs = int(soa_layout<Record>::leaves) * W;
+  int k = 1;
+  while (bytes * k < 112 && regs * (k + 1) <= 32 && W * (k + 1) <= 32) ++k;
+  return W * k;
+}();
 /// The rest output of a compaction that drops the records it does not keep.
 struct discard {};
 struct compact_state {
@@ -114,11 +127,11 @@ struct compact_tile {
 inline bool compact_staged = true;
 
 /// A tile's kept records staged column by column in shared memory: column L holds up to
-/// compact_threads * W elements plus the room to start at the output's offset within a 16-byte
+/// compact_threads * compact_records elements plus the room to start at the output's offset within a 16-byte
 /// unit, so each 16-byte unit of the output is one aligned shared-memory vector.
 template <class Record>
 struct compact_staging {
-  static constexpr index_t tile = index_t(compact_threads) * packet<Record>::width;
+  static constexpr index_t tile = index_t(compact_threads) * compact_records<Record>;
   static constexpr std::size_t leaves = soa_layout<Record>::leaves;
   static constexpr auto offsets = [] {
     std::array<std::size_t, leaves + 1> off{};
@@ -199,12 +212,12 @@ __device__ void write_staged(const Out& out, const Record (&r)[W], unsigned f, c
 }
 
 /// Kept records of each tile of compact_kernel: plain loads of the records (only what keep reads is
-/// loaded), compact_threads * W records a tile, record k * compact_threads + t of the tile to thread t
+/// loaded), compact_threads * R records a tile, record k * compact_threads + t of the tile to thread t
 /// so every load of a warp is coalesced.
 template <class InView, class Keep>
 __global__ void __launch_bounds__(compact_threads) compact_count_kernel(InView in, Keep keep, unsigned long long* counts) {
   using record = typename InView::value_type;
-  constexpr int W = packet<record>::width;
+  constexpr int W = compact_records<record>;
   const index_t base = index_t(blockIdx.x) * compact_threads * W + threadIdx.x;
   unsigned c = 0;
   STRATA_UNROLL
@@ -240,7 +253,7 @@ template <class InView, class Out, class Rest, class Keep>
 __global__ void __launch_bounds__(compact_threads) compact_kernel(InView in, Out out, Rest rest, Keep keep, index_t tiles, compact_state st,
                                                                    bool staged) {
   using record = typename InView::value_type;
-  constexpr int W = packet<record>::width;
+  constexpr int W = compact_records<record>;  // records a thread holds
   constexpr int warps = compact_threads / 32;
   constexpr index_t tile_records = index_t(compact_threads) * W;
   __shared__ index_t tile_shared;
@@ -343,9 +356,10 @@ std::int64_t compact_packets(const InView& in, const OutView& out, Keep keep, st
   } else {
     if (!in.vector_ready()) return -1;
     const auto pin = packets(in);
-    const index_t tiles = (pin.size() + compact_threads - 1) / compact_threads;
-    if (tiles == 0) return 0;
+    if (pin.size() == 0) return 0;
 #if defined(STRATA_BACKEND_CUDA)
+    constexpr index_t tile_records = index_t(compact_threads) * compact_records<record>;
+    const index_t tiles = (in.size() + tile_records - 1) / tile_records;
     if (tiles > index_t(0x7fffffff)) return -1;
     const std::size_t tile_bytes = align_up(std::size_t(tiles) * 8, 256);
     scratch_block state(3 * tile_bytes + 256, stream);
@@ -384,6 +398,7 @@ std::int64_t compact_packets(const InView& in, const OutView& out, Keep keep, st
     // The same tiles in order on the host: flags, offsets within the tile, then the running prefix.
     (void)stream;
     using tile_fn = compact_tile<typename decltype(pin)::reference, OutView, Keep>;
+    const index_t tiles = (pin.size() + compact_threads - 1) / compact_threads;
     index_t prefix = 0;
     std::vector<packet<record>> pks(compact_threads);
     std::vector<unsigned> fs(compact_threads);
