@@ -326,8 +326,9 @@ TEST(Lifecycle, JumpSampleSeesAPatternThatRepeatsWithItsGroups) {
 
 // Nested records permute and sort as flat ones do (whole records through the gather).
 // Compaction over records of other leaf sizes and packet widths: 2-, 4- and 16-record packets, a
-// 16-byte vector leaf, and records whose tile outgrows the shared-memory staging (written with one
-// store per leaf). The predicate reads the low bit of the first leaf's first byte.
+// 16-byte vector leaf, records whose tile outgrows the shared-memory staging (written with one
+// store per leaf), and byte and 2-byte columns beside wider ones (read through shared memory on the
+// GPU). The predicate reads the low bit of the first leaf's first byte.
 struct low_bit_of_first_leaf {
   template <class R>
   STRATA_HD bool operator()(const R& r) const {
@@ -336,15 +337,28 @@ struct low_bit_of_first_leaf {
     return (b & 1) != 0;
   }
 };
+// 19 bytes: 8-record packets, so the GPU's writing pass reads the 2-byte column through shared
+// memory (8 records a thread fill a 16-byte vector) and the byte column one record at a time.
+struct two_doubles_short_byte {
+  BOOST_HANA_DEFINE_STRUCT(two_doubles_short_byte, (double, a), (double, b), (std::uint16_t, c), (std::uint8_t, d));
+};
+static_assert(strata::detail::compact_records<two_doubles_short_byte> == 8);
+static_assert(strata::detail::compact_narrow_leaf<two_doubles_short_byte, 8, 2> && !strata::detail::compact_narrow_leaf<two_doubles_short_byte, 8, 3>);
+static_assert(strata::detail::compact_narrow_leaf<three_bytes, strata::detail::compact_records<three_bytes>, 0>);
+static_assert(!strata::detail::compact_has_narrow_leaf<big_record, strata::detail::compact_records<big_record>>);
+
 template <class T>
 class CompactionRecords : public ::testing::Test {};
-using compaction_records = ::testing::Types<two_floats, three_bytes, eight_floats, floats_then_vec4, cell_record, big_record>;
+using compaction_records = ::testing::Types<two_floats, three_bytes, eight_floats, floats_then_vec4, cell_record, big_record, mixed, quad,
+                                            two_doubles_short_byte>;
 TYPED_TEST_SUITE(CompactionRecords, compaction_records);
 TYPED_TEST(CompactionRecords, EraseCopyAndPartitionMatchStd) {
   STRATA_SEED_TRACE();
   using T = TypeParam;
   const low_bit_of_first_leaf pick{};
-  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(4097), std::size_t(strata_test::under_sanitizer() ? 30011 : 300007)}) {
+  // 1000 and 6161 end inside a warp's span and inside a 16-byte vector of a byte column.
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(1000), std::size_t(4097), std::size_t(6161),
+                        std::size_t(strata_test::under_sanitizer() ? 30011 : 300007)}) {
     SCOPED_TRACE(n);
     auto ref = random_records<T>(n, 31);
     std::vector<T> want_kept, want_rest;

@@ -2,7 +2,7 @@
 // copy_if copies the records it picks into another container. Through packets where the container
 // takes them: a counting pass that reads only the leaves the predicate reads (plain loads: the
 // others are never issued), a scan of the tile counts, then one pass that reads every column once
-// (each warp's loads coalesced) and writes each kept record once, in order, at its tile's offset,
+// (each warp's loads coalesced; byte and 2-byte columns in 16-byte vectors) and writes each kept record once, in order, at its tile's offset,
 // in 16-byte vectors staged through shared memory. Through
 // CUB's DeviceSelect over strata's record iterators otherwise. Scratch from strata::scratch(). The
 // host backend runs the packet tiles in order.
@@ -146,16 +146,32 @@ struct compact_staging {
   static constexpr bool fits = bytes <= 32768;
 };
 
+/// Whether the writing kernel reads column L in 16-byte vectors through shared memory: a warp's
+/// per-record load of a leaf under 4 bytes moves only 32 or 64 bytes, and when a thread holds at
+/// least 16 bytes of the column (W records) each lane's share of the warp's span is whole vectors.
+/// With fewer records a thread, the extra shared-memory round trip costs more than it saves.
+template <class Record, int W, std::size_t L>
+inline constexpr bool compact_narrow_leaf = soa_layout<Record>::leaf_sizes[L] < 4 && W * soa_layout<Record>::leaf_sizes[L] >= 16;
+template <class Record, int W>
+inline constexpr bool compact_has_narrow_leaf = [] {
+  bool any = false;
+  for (std::size_t w : soa_layout<Record>::leaf_sizes) any = any || (w < 4 && W * w >= 16);
+  return any;
+}();
+
 #if defined(STRATA_BACKEND_CUDA)
-/// The OR of every word of a record's leaves. An instruction that reads a loaded register waits
-/// for its load to return, so storing this somewhere shows the record has arrived.
-template <class Record>
+/// The OR of every word of a record's leaves, except those load_rounds<Staged> passes through
+/// shared memory (Staged = 0: every leaf). An instruction that reads a loaded register waits for
+/// its load to return, so storing this somewhere shows the record has arrived.
+template <int Staged, class Record>
 __device__ unsigned leaf_words_or(const Record& r) {
   unsigned acc = 0;
   reflect::for_each_leaf<Record>([&](auto lf) {
     constexpr std::size_t L = decltype(lf)::value;
     using E = reflect::leaf_type_t<Record, L>;
-    if constexpr (sizeof(E) % 4 == 0) {
+    if constexpr (compact_narrow_leaf<Record, Staged, L>) {
+      // Stored to shared memory by load_rounds: arrived before that store.
+    } else if constexpr (sizeof(E) % 4 == 0) {
       unsigned w[sizeof(E) / 4];
       memcpy(w, &reflect::leaf<L>(r), sizeof(E));
       for (unsigned x : w) acc |= x;
@@ -166,6 +182,79 @@ __device__ unsigned leaf_words_or(const Record& r) {
     }
   });
   return acc;
+}
+
+/// Per lane, the 16-byte vectors of each narrow column that load_rounds holds in registers
+/// between loading them and storing them to shared memory (column L from per_lane[L] on): a warp's
+/// span of W * 32 records of an s-byte column is 2 W s vectors.
+template <class Record, int W>
+struct narrow_vectors {
+  static constexpr std::size_t leaves = soa_layout<Record>::leaves;
+  static constexpr auto per_lane = [] {
+    std::array<int, leaves + 1> off{};
+    for (std::size_t L = 0; L < leaves; ++L) {
+      const int s = int(soa_layout<Record>::leaf_sizes[L]);
+      off[L + 1] = off[L] + (s < 4 && W * s >= 16 ? (2 * W * s + 31) / 32 : 0);  // compact_narrow_leaf
+    }
+    return off;
+  }();
+  static constexpr int total = per_lane[leaves];
+};
+
+/// A warp's W rounds of records (round k: record warp_first + 32 k + lane) into r. Most leaves:
+/// one load per record and leaf (a warp's load covers 128 bytes or more for leaves of 4 bytes or
+/// more). Narrow leaves (compact_narrow_leaf): the warp reads its span of the column in 16-byte vectors (only vectors that start before
+/// the view's size: whole packets keep the rest of such a vector inside the capacity) into its part
+/// of `stage` (column L at compact_staging's offset L), then each lane picks its records from
+/// there. Every global load is issued before the first shared-memory store, so all are in flight
+/// together; once a narrow vector is stored it has arrived.
+template <int W, class View, class Record>
+__device__ void load_rounds(const View& in, index_t warp_first, int warp, int lane, Record (&r)[W], unsigned char* stage) {
+  using staging = compact_staging<Record>;
+  using nv = narrow_vectors<Record, W>;
+  const index_t n = in.size(), first = warp_first + lane;
+  uint4 v[nv::total > 0 ? nv::total : 1];
+  reflect::for_each_leaf<Record>([&](auto lf) {
+    constexpr std::size_t L = decltype(lf)::value;
+    using E = reflect::leaf_type_t<Record, L>;
+    if constexpr (compact_narrow_leaf<Record, W, L>) {
+      constexpr int per = int(16 / sizeof(E)), vecs = 2 * W * int(sizeof(E));
+      const uint4* src = reinterpret_cast<const uint4*>(in.template column_data<L>() + warp_first);
+      STRATA_UNROLL
+      for (int j = 0; j < nv::per_lane[L + 1] - nv::per_lane[L]; ++j) {
+        const int c = lane + 32 * j;
+        if (c < vecs && warp_first + index_t(c) * per < n) v[nv::per_lane[L] + j] = src[c];
+      }
+    } else {
+      STRATA_UNROLL
+      for (int k = 0; k < W; ++k)
+        if (first + index_t(k) * 32 < n) reflect::leaf<L>(r[k]) = in.template column_data<L>()[first + index_t(k) * 32];
+    }
+  });
+  reflect::for_each_leaf<Record>([&](auto lf) {
+    constexpr std::size_t L = decltype(lf)::value;
+    using E = reflect::leaf_type_t<Record, L>;
+    if constexpr (compact_narrow_leaf<Record, W, L>) {
+      constexpr int per = int(16 / sizeof(E)), vecs = 2 * W * int(sizeof(E));
+      unsigned char* buf = stage + staging::offsets[L] + std::size_t(warp) * W * 32 * sizeof(E);
+      STRATA_UNROLL
+      for (int j = 0; j < nv::per_lane[L + 1] - nv::per_lane[L]; ++j) {
+        const int c = lane + 32 * j;
+        if (c < vecs && warp_first + index_t(c) * per < n) vec::store_local(buf + 16 * c, v[nv::per_lane[L] + j]);
+      }
+    }
+  });
+  __syncwarp();
+  reflect::for_each_leaf<Record>([&](auto lf) {
+    constexpr std::size_t L = decltype(lf)::value;
+    using E = reflect::leaf_type_t<Record, L>;
+    if constexpr (compact_narrow_leaf<Record, W, L>) {
+      const E* buf = reinterpret_cast<const E*>(stage + staging::offsets[L] + std::size_t(warp) * W * 32 * sizeof(E));
+      STRATA_UNROLL
+      for (int k = 0; k < W; ++k)
+        if (first + index_t(k) * 32 < n) reflect::leaf<L>(r[k]) = buf[k * 32 + lane];
+    }
+  });
 }
 
 /// A tile's "loaded" flag, shared by the tiles of one compaction on one device.
@@ -237,7 +326,8 @@ __global__ void __launch_bounds__(compact_threads) compact_count_kernel(InView i
 }
 
 /// Writes each tile's kept records at its offset. Warp w of a tile reads, in round k, the 32
-/// records from (w * W + k) * 32 on (one coalesced load per leaf); a record's place among the tile's
+/// records from (w * W + k) * 32 on (one coalesced load per leaf, or the warp's span of a narrow
+/// column in 16-byte vectors through shared memory: load_rounds); a record's place among the tile's
 /// kept records is the kept count of the earlier warps, of the warp's earlier rounds and of the
 /// lower lanes of its round (ballots), so kept records of one round are adjacent.
 ///
@@ -268,10 +358,17 @@ __global__ void __launch_bounds__(compact_threads) compact_kernel(InView in, Out
   const index_t n = in.size();
   const index_t end_t = index_t(st.ends[t]);  // issued before the records: it arrives with them
   const index_t counted = index_t(st.counts[t]);
+  // The input's narrow columns pass through `stage` before barrier 1; write_staged uses it after.
+  constexpr bool stage_in = compact_staging<record>::fits && compact_has_narrow_leaf<record, W>;
+  __shared__ __align__(16) unsigned char stage[compact_staging<record>::fits ? compact_staging<record>::bytes : 16];
   record r[W];
-  STRATA_UNROLL
-  for (int k = 0; k < W; ++k)
-    if (first + index_t(k) * 32 < n) r[k] = in.load(first + index_t(k) * 32);
+  if constexpr (stage_in) {
+    load_rounds<W>(in, first - lane, warp, lane, r, stage);
+  } else {
+    STRATA_UNROLL
+    for (int k = 0; k < W; ++k)
+      if (first + index_t(k) * 32 < n) r[k] = in.load(first + index_t(k) * 32);
+  }
   // Thread 0: whether every tile under the output the counting pass gave this tile is loaded
   // already (the usual case: a compaction's output runs behind its input).
   bool under_loaded = true;
@@ -297,7 +394,7 @@ __global__ void __launch_bounds__(compact_threads) compact_kernel(InView in, Out
     unsigned words = 0;
     STRATA_UNROLL
     for (int k = 0; k < W; ++k)
-      if (first + index_t(k) * 32 < n) words |= leaf_words_or(r[k]);
+      if (first + index_t(k) * 32 < n) words |= leaf_words_or<stage_in ? W : 0>(r[k]);
     arrived[threadIdx.x] = words;
   }
   __syncthreads();  // every record of the tile has arrived (in place) and been asked about
@@ -324,7 +421,6 @@ __global__ void __launch_bounds__(compact_threads) compact_kernel(InView in, Out
   }
   // Every global store below follows a block barrier after thread 0's wait (write_staged's, or this).
   if constexpr (compact_staging<record>::fits) {
-    __shared__ __align__(16) unsigned char stage[compact_staging<record>::bytes];
     if (staged) write_staged(out, r, f, pos, total, prefix, stage);
   }
   if (!compact_staging<record>::fits || !staged) {
