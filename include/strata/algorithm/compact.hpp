@@ -146,16 +146,18 @@ struct compact_staging {
   static constexpr bool fits = bytes <= 32768;
 };
 
-/// Whether the writing kernel reads column L in 16-byte vectors through shared memory: a warp's
-/// per-record load of a leaf under 4 bytes moves only 32 or 64 bytes, and when a thread holds at
-/// least 16 bytes of the column (W records) each lane's share of the warp's span is whole vectors.
-/// With fewer records a thread, the extra shared-memory round trip costs more than it saves.
+/// Whether the writing kernel reads a column of `size`-byte leaves in 16-byte vectors through
+/// shared memory when a thread holds W records: a warp's per-record load of a leaf under 4 bytes
+/// moves only 32 or 64 bytes, and when a thread holds 16 bytes or more of the column each lane's
+/// share of the warp's span is whole vectors. With fewer records a thread, the extra
+/// shared-memory round trip costs more than it saves.
+constexpr bool compact_stages_column(std::size_t size, int W) { return size < 4 && std::size_t(W) * size >= 16; }
 template <class Record, int W, std::size_t L>
-inline constexpr bool compact_narrow_leaf = soa_layout<Record>::leaf_sizes[L] < 4 && W * soa_layout<Record>::leaf_sizes[L] >= 16;
+inline constexpr bool compact_narrow_leaf = compact_stages_column(soa_layout<Record>::leaf_sizes[L], W);
 template <class Record, int W>
 inline constexpr bool compact_has_narrow_leaf = [] {
   bool any = false;
-  for (std::size_t w : soa_layout<Record>::leaf_sizes) any = any || (w < 4 && W * w >= 16);
+  for (std::size_t size : soa_layout<Record>::leaf_sizes) any = any || compact_stages_column(size, W);
   return any;
 }();
 
@@ -184,47 +186,59 @@ __device__ unsigned leaf_words_or(const Record& r) {
   return acc;
 }
 
-/// Per lane, the 16-byte vectors of each narrow column that load_rounds holds in registers
-/// between loading them and storing them to shared memory (column L from per_lane[L] on): a warp's
-/// span of W * 32 records of an s-byte column is 2 W s vectors.
+/// Where load_rounds keeps the narrow columns' 16-byte vectors: a warp's span of W * 32 records of
+/// an s-byte column is vectors = 2 W s of them, lane l loading vectors l, l + 32, ... (per_lane[L]
+/// and slots[L] on in its register array), each holding `per` records, staged at column L's
+/// offset in compact_staging plus the warp's span.
 template <class Record, int W>
-struct narrow_vectors {
+struct narrow_columns {
   static constexpr std::size_t leaves = soa_layout<Record>::leaves;
-  static constexpr auto per_lane = [] {
+  static constexpr auto slots = [] {
     std::array<int, leaves + 1> off{};
     for (std::size_t L = 0; L < leaves; ++L) {
-      const int s = int(soa_layout<Record>::leaf_sizes[L]);
-      off[L + 1] = off[L] + (s < 4 && W * s >= 16 ? (2 * W * s + 31) / 32 : 0);  // compact_narrow_leaf
+      const std::size_t s = soa_layout<Record>::leaf_sizes[L];
+      off[L + 1] = off[L] + (compact_stages_column(s, W) ? (2 * W * int(s) + 31) / 32 : 0);
     }
     return off;
   }();
-  static constexpr int total = per_lane[leaves];
+  static constexpr int total = slots[leaves];
+  template <std::size_t L>
+  static constexpr int per_lane = slots[L + 1] - slots[L];
+  template <std::size_t L>
+  static constexpr int vectors = 2 * W * int(soa_layout<Record>::leaf_sizes[L]);
+  template <std::size_t L>
+  static constexpr int per = int(16 / soa_layout<Record>::leaf_sizes[L]);
+  template <std::size_t L>
+  __device__ static unsigned char* span(unsigned char* stage, int warp) {
+    return stage + compact_staging<Record>::offsets[L] + std::size_t(warp) * W * 32 * soa_layout<Record>::leaf_sizes[L];
+  }
 };
 
 /// A warp's W rounds of records (round k: record warp_first + 32 k + lane) into r. Most leaves:
 /// one load per record and leaf (a warp's load covers 128 bytes or more for leaves of 4 bytes or
-/// more). Narrow leaves (compact_narrow_leaf): the warp reads its span of the column in 16-byte vectors (only vectors that start before
-/// the view's size: whole packets keep the rest of such a vector inside the capacity) into its part
-/// of `stage` (column L at compact_staging's offset L), then each lane picks its records from
+/// more). Narrow leaves (compact_narrow_leaf): the warp reads its span of the column in 16-byte
+/// vectors (only vectors that start before the view's size: whole packets keep the rest of such a
+/// vector inside the capacity) into its part of `stage`, then each lane picks its records from
 /// there. Every global load is issued before the first shared-memory store, so all are in flight
 /// together; once a narrow vector is stored it has arrived.
 template <int W, class View, class Record>
 __device__ void load_rounds(const View& in, index_t warp_first, int warp, int lane, Record (&r)[W], unsigned char* stage) {
-  using staging = compact_staging<Record>;
-  using nv = narrow_vectors<Record, W>;
+  using nc = narrow_columns<Record, W>;
   const index_t n = in.size(), first = warp_first + lane;
-  uint4 v[nv::total > 0 ? nv::total : 1];
+  uint4 v[nc::total > 0 ? nc::total : 1];
+  // Whether vector j of this lane's share of column L holds records of the view.
+  auto held = [&](auto lf, int j) {
+    constexpr std::size_t L = decltype(lf)::value;
+    const int c = lane + 32 * j;
+    return c < nc::template vectors<L> && warp_first + index_t(c) * nc::template per<L> < n;
+  };
   reflect::for_each_leaf<Record>([&](auto lf) {
     constexpr std::size_t L = decltype(lf)::value;
-    using E = reflect::leaf_type_t<Record, L>;
     if constexpr (compact_narrow_leaf<Record, W, L>) {
-      constexpr int per = int(16 / sizeof(E)), vecs = 2 * W * int(sizeof(E));
       const uint4* src = reinterpret_cast<const uint4*>(in.template column_data<L>() + warp_first);
       STRATA_UNROLL
-      for (int j = 0; j < nv::per_lane[L + 1] - nv::per_lane[L]; ++j) {
-        const int c = lane + 32 * j;
-        if (c < vecs && warp_first + index_t(c) * per < n) v[nv::per_lane[L] + j] = src[c];
-      }
+      for (int j = 0; j < nc::template per_lane<L>; ++j)
+        if (held(lf, j)) v[nc::slots[L] + j] = src[lane + 32 * j];
     } else {
       STRATA_UNROLL
       for (int k = 0; k < W; ++k)
@@ -233,23 +247,17 @@ __device__ void load_rounds(const View& in, index_t warp_first, int warp, int la
   });
   reflect::for_each_leaf<Record>([&](auto lf) {
     constexpr std::size_t L = decltype(lf)::value;
-    using E = reflect::leaf_type_t<Record, L>;
     if constexpr (compact_narrow_leaf<Record, W, L>) {
-      constexpr int per = int(16 / sizeof(E)), vecs = 2 * W * int(sizeof(E));
-      unsigned char* buf = stage + staging::offsets[L] + std::size_t(warp) * W * 32 * sizeof(E);
       STRATA_UNROLL
-      for (int j = 0; j < nv::per_lane[L + 1] - nv::per_lane[L]; ++j) {
-        const int c = lane + 32 * j;
-        if (c < vecs && warp_first + index_t(c) * per < n) vec::store_local(buf + 16 * c, v[nv::per_lane[L] + j]);
-      }
+      for (int j = 0; j < nc::template per_lane<L>; ++j)
+        if (held(lf, j)) vec::store_local(nc::template span<L>(stage, warp) + 16 * (lane + 32 * j), v[nc::slots[L] + j]);
     }
   });
   __syncwarp();
   reflect::for_each_leaf<Record>([&](auto lf) {
     constexpr std::size_t L = decltype(lf)::value;
-    using E = reflect::leaf_type_t<Record, L>;
     if constexpr (compact_narrow_leaf<Record, W, L>) {
-      const E* buf = reinterpret_cast<const E*>(stage + staging::offsets[L] + std::size_t(warp) * W * 32 * sizeof(E));
+      const auto* buf = reinterpret_cast<const reflect::leaf_type_t<Record, L>*>(nc::template span<L>(stage, warp));
       STRATA_UNROLL
       for (int k = 0; k < W; ++k)
         if (first + index_t(k) * 32 < n) reflect::leaf<L>(r[k]) = buf[k * 32 + lane];
