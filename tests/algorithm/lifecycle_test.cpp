@@ -346,6 +346,10 @@ static_assert(strata::detail::compact_records<two_doubles_short_byte> == 8);
 static_assert(strata::detail::compact_narrow_leaf<two_doubles_short_byte, 8, 2> && !strata::detail::compact_narrow_leaf<two_doubles_short_byte, 8, 3>);
 static_assert(strata::detail::compact_narrow_leaf<three_bytes, strata::detail::compact_records<three_bytes>, 0>);
 static_assert(!strata::detail::compact_has_narrow_leaf<big_record, strata::detail::compact_records<big_record>>);
+// The writing kernel keeps three_bytes' and two_doubles_short_byte's narrow columns in shared memory
+// from their loads to their last use (compact_staging::stage_in), big_record's leaves in registers.
+static_assert(strata::detail::compact_staging<three_bytes>::stage_in && strata::detail::compact_staging<two_doubles_short_byte>::stage_in);
+static_assert(!strata::detail::compact_staging<big_record>::stage_in);
 
 template <class T>
 class CompactionRecords : public ::testing::Test {};

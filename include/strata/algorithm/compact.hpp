@@ -61,6 +61,13 @@ struct unless {
 /// needed before any of it is written), so small tiles keep fewer warps waiting on the slowest one;
 /// 4 warps a tile are faster than 8 (bench/results/nvidia-h200-2026-11-24-erase_if-ballot.md).
 inline constexpr int compact_threads = 128;
+/// Whether the writing kernel reads a column of `size`-byte leaves in 16-byte vectors through
+/// shared memory when a thread holds W records: a warp's per-record load of a leaf under 4 bytes
+/// moves only 32 or 64 bytes, and when a thread holds 16 bytes or more of the column each lane's
+/// share of the warp's span is whole vectors. With fewer records a thread, the extra
+/// shared-memory round trip costs more than it saves.
+constexpr bool compact_stages_column(std::size_t size, int W) { return size < 4 && std::size_t(W) * size >= 16; }
+
 /// Records a thread of the GPU kernels holds: whole packets (so a tile covers whole packets), and
 /// as many as keep a thread's loads at 112 bytes or more (a 28-byte record's packet) within 32
 /// leaf registers, at most 32 (a thread's keep flags are one word). Records of few narrow columns
@@ -74,6 +81,15 @@ inline constexpr int compact_records = [] {
   while (bytes * k < 112 && regs * (k + 1) <= 32 && W * (k + 1) <= 32) ++k;
   return W * k;
 }();
+template <class Record, int W, std::size_t L>
+inline constexpr bool compact_narrow_leaf = compact_stages_column(soa_layout<Record>::leaf_sizes[L], W);
+template <class Record, int W>
+inline constexpr bool compact_has_narrow_leaf = [] {
+  bool any = false;
+  for (std::size_t size : soa_layout<Record>::leaf_sizes) any = any || compact_stages_column(size, W);
+  return any;
+}();
+
 /// The rest output of a compaction that drops the records it does not keep.
 struct discard {};
 struct compact_state {
@@ -144,22 +160,23 @@ struct compact_staging {
   static constexpr std::size_t bytes = offsets[leaves];
   /// At most 32 KiB a block: seven blocks still fit an SM's shared memory.
   static constexpr bool fits = bytes <= 32768;
+  /// The input's narrow columns (compact_narrow_leaf), a tile of each, after the output's columns:
+  /// the writing kernel keeps them there from its loads to its last use, so placing a kept record
+  /// never overwrites a record another warp has yet to read.
+  static constexpr auto in_offsets = [] {
+    std::array<std::size_t, leaves + 1> off{};
+    off[0] = bytes;
+    for (std::size_t L = 0; L < leaves; ++L) {
+      const std::size_t w = soa_layout<Record>::leaf_sizes[L];
+      off[L + 1] = off[L] + (compact_stages_column(w, compact_records<Record>) ? std::size_t(tile) * w : 0);
+    }
+    return off;
+  }();
+  /// Whether the writing kernel reads the narrow columns through shared memory: a block's static
+  /// shared memory is at most 48 KiB.
+  static constexpr bool stage_in = fits && in_offsets[leaves] > bytes && in_offsets[leaves] <= 49152;
+  static constexpr std::size_t total = stage_in ? in_offsets[leaves] : bytes;
 };
-
-/// Whether the writing kernel reads a column of `size`-byte leaves in 16-byte vectors through
-/// shared memory when a thread holds W records: a warp's per-record load of a leaf under 4 bytes
-/// moves only 32 or 64 bytes, and when a thread holds 16 bytes or more of the column each lane's
-/// share of the warp's span is whole vectors. With fewer records a thread, the extra
-/// shared-memory round trip costs more than it saves.
-constexpr bool compact_stages_column(std::size_t size, int W) { return size < 4 && std::size_t(W) * size >= 16; }
-template <class Record, int W, std::size_t L>
-inline constexpr bool compact_narrow_leaf = compact_stages_column(soa_layout<Record>::leaf_sizes[L], W);
-template <class Record, int W>
-inline constexpr bool compact_has_narrow_leaf = [] {
-  bool any = false;
-  for (std::size_t size : soa_layout<Record>::leaf_sizes) any = any || compact_stages_column(size, W);
-  return any;
-}();
 
 #if defined(STRATA_BACKEND_CUDA)
 /// The OR of every word of a record's leaves, except those load_rounds<Staged> passes through
@@ -188,7 +205,7 @@ __device__ unsigned leaf_words_or(const Record& r) {
 
 /// Where load_rounds keeps the narrow columns' 16-byte vectors: a warp's span of W * 32 records of
 /// an s-byte column is vectors = 2 W s of them, lane l loading vectors l, l + 32, ... (per_lane[L]
-/// and slots[L] on in its register array), each holding `per` records, staged at column L's
+/// and slots[L] on in its register array), each holding `per` records, kept at column L's input
 /// offset in compact_staging plus the warp's span.
 template <class Record, int W>
 struct narrow_columns {
@@ -208,19 +225,20 @@ struct narrow_columns {
   static constexpr int vectors = 2 * W * int(soa_layout<Record>::leaf_sizes[L]);
   template <std::size_t L>
   static constexpr int per = int(16 / soa_layout<Record>::leaf_sizes[L]);
-  template <std::size_t L>
-  __device__ static unsigned char* span(unsigned char* stage, int warp) {
-    return stage + compact_staging<Record>::offsets[L] + std::size_t(warp) * W * 32 * soa_layout<Record>::leaf_sizes[L];
+  template <std::size_t L, class Byte>
+  __device__ static Byte* span(Byte* stage, int warp) {
+    return stage + compact_staging<Record>::in_offsets[L] + std::size_t(warp) * W * 32 * soa_layout<Record>::leaf_sizes[L];
   }
 };
 
-/// A warp's W rounds of records (round k: record warp_first + 32 k + lane) into r. Most leaves:
-/// one load per record and leaf (a warp's load covers 128 bytes or more for leaves of 4 bytes or
+/// A warp's W rounds of records (round k: record warp_first + 32 k + lane). Most leaves: one load
+/// per record and leaf into r (a warp's load covers 128 bytes or more for leaves of 4 bytes or
 /// more). Narrow leaves (compact_narrow_leaf): the warp reads its span of the column in 16-byte
 /// vectors (only vectors that start before the view's size: whole packets keep the rest of such a
-/// vector inside the capacity) into its part of `stage`, then each lane picks its records from
-/// there. Every global load is issued before the first shared-memory store, so all are in flight
-/// together; once a narrow vector is stored it has arrived.
+/// vector inside the capacity) into its part of `stage`, where they stay (round_record reads them):
+/// a byte held in a register takes a register of its own, so holding them there would cap how
+/// many tiles fit an SM. Every global load is issued before the first shared-memory store, so all
+/// are in flight together; once a narrow vector is stored it has arrived.
 template <int W, class View, class Record>
 __device__ void load_rounds(const View& in, index_t warp_first, int warp, int lane, Record (&r)[W], unsigned char* stage) {
   using nc = narrow_columns<Record, W>;
@@ -254,15 +272,23 @@ __device__ void load_rounds(const View& in, index_t warp_first, int warp, int la
     }
   });
   __syncwarp();
+}
+
+/// Record k of a thread's rounds after load_rounds: its narrow leaves from the warp's span in
+/// `stage`, the others from r. Only for records of the view (the span past its end is not loaded).
+template <int W, class Record>
+__device__ Record round_record(const Record (&r)[W], int k, int warp, int lane, const unsigned char* stage) {
+  using nc = narrow_columns<Record, W>;
+  Record x;
   reflect::for_each_leaf<Record>([&](auto lf) {
     constexpr std::size_t L = decltype(lf)::value;
-    if constexpr (compact_narrow_leaf<Record, W, L>) {
-      const auto* buf = reinterpret_cast<const reflect::leaf_type_t<Record, L>*>(nc::template span<L>(stage, warp));
-      STRATA_UNROLL
-      for (int k = 0; k < W; ++k)
-        if (first + index_t(k) * 32 < n) reflect::leaf<L>(r[k]) = buf[k * 32 + lane];
-    }
+    using E = reflect::leaf_type_t<Record, L>;
+    if constexpr (compact_narrow_leaf<Record, W, L>)
+      reflect::leaf<L>(x) = reinterpret_cast<const E*>(nc::template span<L>(stage, warp))[k * 32 + lane];
+    else
+      reflect::leaf<L>(x) = reflect::leaf<L>(r[k]);
   });
+  return x;
 }
 
 /// A tile's "loaded" flag, shared by the tiles of one compaction on one device.
@@ -274,10 +300,12 @@ __device__ inline cuda::atomic_ref<unsigned, cuda::thread_scope_device> compact_
 /// puts its kept leaves at their place (pos[k], counted from the tile's start, shifted by the
 /// output's offset within a 16-byte unit), then whole 16-byte units go out as one store each and the
 /// partial units at both ends element by element. The kept records of one warp's round land on
-/// consecutive elements, so the placing stores meet no bank conflicts.
-template <class Out, class Record, int W>
-__device__ void write_staged(const Out& out, const Record (&r)[W], unsigned f, const int (&pos)[W], int total, index_t prefix,
+/// consecutive elements, so the placing stores meet no bank conflicts. rec(k) gives the thread's
+/// record of round k.
+template <class Out, class Rec, int W>
+__device__ void write_staged(const Out& out, const Rec& rec, unsigned f, const int (&pos)[W], int total, index_t prefix,
                              unsigned char* stage) {
+  using Record = std::remove_cvref_t<decltype(rec(0))>;
   using staging = compact_staging<Record>;
   reflect::for_each_leaf<Record>([&](auto lf) {
     constexpr std::size_t L = decltype(lf)::value;
@@ -287,7 +315,10 @@ __device__ void write_staged(const Out& out, const Record (&r)[W], unsigned f, c
     const int shift = int(prefix % per);
     STRATA_UNROLL
     for (int k = 0; k < W; ++k)
-      if (f & (1u << k)) buf[shift + pos[k]] = reflect::leaf<L>(r[k]);
+      if (f & (1u << k)) {
+        const auto x = rec(k);
+        buf[shift + pos[k]] = reflect::leaf<L>(x);
+      }
   });
   __syncthreads();
   reflect::for_each_leaf<Record>([&](auto lf) {
@@ -366,9 +397,9 @@ __global__ void __launch_bounds__(compact_threads) compact_kernel(InView in, Out
   const index_t n = in.size();
   const index_t end_t = index_t(st.ends[t]);  // issued before the records: it arrives with them
   const index_t counted = index_t(st.counts[t]);
-  // The input's narrow columns pass through `stage` before barrier 1; write_staged uses it after.
-  constexpr bool stage_in = compact_staging<record>::fits && compact_has_narrow_leaf<record, W>;
-  __shared__ __align__(16) unsigned char stage[compact_staging<record>::fits ? compact_staging<record>::bytes : 16];
+  // The input's narrow columns stay in `stage` after the output's columns (write_staged's part).
+  constexpr bool stage_in = compact_staging<record>::stage_in;
+  __shared__ __align__(16) unsigned char stage[compact_staging<record>::fits ? compact_staging<record>::total : 16];
   record r[W];
   if constexpr (stage_in) {
     load_rounds<W>(in, first - lane, warp, lane, r, stage);
@@ -377,6 +408,13 @@ __global__ void __launch_bounds__(compact_threads) compact_kernel(InView in, Out
     for (int k = 0; k < W; ++k)
       if (first + index_t(k) * 32 < n) r[k] = in.load(first + index_t(k) * 32);
   }
+  // The thread's record of round k.
+  const auto rec = [&](int k) -> record {
+    if constexpr (stage_in)
+      return round_record<W>(r, k, warp, lane, stage);
+    else
+      return r[k];
+  };
   // Thread 0: whether every tile under the output the counting pass gave this tile is loaded
   // already (the usual case: a compaction's output runs behind its input).
   bool under_loaded = true;
@@ -391,7 +429,7 @@ __global__ void __launch_bounds__(compact_threads) compact_kernel(InView in, Out
   const unsigned below = (1u << lane) - 1u;
   STRATA_UNROLL
   for (int k = 0; k < W; ++k) {
-    const bool keep_k = first + index_t(k) * 32 < n && keep(r[k]);
+    const bool keep_k = first + index_t(k) * 32 < n && keep(rec(k));
     const unsigned b = __ballot_sync(0xffffffffu, keep_k);
     pos[k] = kept + __popc(b & below);
     kept += __popc(b);
@@ -429,20 +467,20 @@ __global__ void __launch_bounds__(compact_threads) compact_kernel(InView in, Out
   }
   // Every global store below follows a block barrier after thread 0's wait (write_staged's, or this).
   if constexpr (compact_staging<record>::fits) {
-    if (staged) write_staged(out, r, f, pos, total, prefix, stage);
+    if (staged) write_staged(out, rec, f, pos, total, prefix, stage);
   }
   if (!compact_staging<record>::fits || !staged) {
     if (st.in_place) __syncthreads();
     STRATA_UNROLL
     for (int k = 0; k < W; ++k)
-      if (f & (1u << k)) out.store(prefix + pos[k], r[k]);
+      if (f & (1u << k)) out.store(prefix + pos[k], rec(k));
   }
   if constexpr (!std::is_same_v<Rest, discard>) {
     // Record i goes to rest at i minus the records kept before it.
     STRATA_UNROLL
     for (int k = 0; k < W; ++k) {
       const index_t i = first + index_t(k) * 32;
-      if (i < n && !(f & (1u << k))) rest.store(i - (prefix + pos[k]), r[k]);
+      if (i < n && !(f & (1u << k))) rest.store(i - (prefix + pos[k]), rec(k));
     }
   }
 }
