@@ -20,7 +20,7 @@ for run in ["old-1", "new-1", "old-2", "new-2"]:
                                    "removed_percent": key[1], "old": [], "new": []})
         r[version].append({"ms": float(m.group(6)), "memcpy_ms": float(m.group(7)), "x_memcpy": float(m.group(8)), "check": m.group(9)})
 doc = {"gpu": (here / "gpu.txt").read_text().strip(), "date": "2026-11-25",
-       "old": "include/strata/algorithm/compact.hpp of 1f8e56e", "new": "narrow columns kept in shared memory through the writing pass",
+       "old": "include/strata/algorithm/compact.hpp of 1f8e56e", "new": "compact.hpp of 38e346e: narrow columns kept in shared memory through the writing pass",
        "method": "erase_sweep.cu of raw-2026-11-25-erase_if-pass: median of 9 after 2 warm-ups, events, 256 MiB memset before each; x memcpy = "
                  "cudaMemcpy of the bytes read once and written once, same run; old and new alternated twice in one call",
        "rows": list(rows.values())}
