@@ -153,11 +153,18 @@ void probe_gather(const strata::soa_vector<particle>& src, cuda::std::span<const
 // Compaction: each warp reads 32 adjacent records a leaf at a time (coalesced 4-byte loads); the
 // kept records are staged in shared memory and go out as 16-byte vectors, the partial units at a
 // run's ends element by element.
-// sass-expect: compact_kernel load=any32 store=any128
+// sass-expect: compact_kernel.*particle load=any32 store=any128
 struct mass_below {
   __host__ __device__ bool operator()(const particle& p) const { return p.mass < 0.5f; }
 };
 void probe_erase_if(strata::soa_vector<particle>& v) { (void)strata::erase_if(v, mass_below{}); }
+// Byte columns: each warp reads its span of a column in 16-byte vectors into shared memory (a load
+// of one byte a record would move 32 bytes a warp).
+// sass-expect: compact_kernel.*three_bytes load=any128 store=any128
+struct red_below {
+  __host__ __device__ bool operator()(const three_bytes& c) const { return c.r < 16; }
+};
+void probe_erase_if_bytes(strata::soa_vector<three_bytes>& v) { (void)strata::erase_if(v, red_below{}); }
 // Normalization: rows, gamma and beta in 16-byte vectors, output likewise (fp32 and bf16), in every
 // kernel and every units-per-thread count; the elements of a row's partial first and last units,
 // gamma and beta off their boundaries and an output at another offset than the input move element
