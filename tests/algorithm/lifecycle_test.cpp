@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <iterator>
 #include <numeric>
@@ -350,11 +351,19 @@ static_assert(!strata::detail::compact_has_narrow_leaf<big_record, strata::detai
 // from their loads to their last use (compact_staging::stage_in), big_record's leaves in registers.
 static_assert(strata::detail::compact_staging<three_bytes>::stage_in && strata::detail::compact_staging<two_doubles_short_byte>::stage_in);
 static_assert(!strata::detail::compact_staging<big_record>::stage_in);
+// 14 byte columns: the input's columns and the output staging of a 2048-record tile would pass a
+// block's 48 KiB of static shared memory, so the writing kernel loads these records one leaf at a
+// time into registers as it does records without narrow columns.
+struct fourteen_bytes {
+  BOOST_HANA_DEFINE_STRUCT(fourteen_bytes, (std::array<std::uint8_t, 14>, b));
+};
+static_assert(strata::detail::compact_has_narrow_leaf<fourteen_bytes, strata::detail::compact_records<fourteen_bytes>>);
+static_assert(strata::detail::compact_staging<fourteen_bytes>::fits && !strata::detail::compact_staging<fourteen_bytes>::stage_in);
 
 template <class T>
 class CompactionRecords : public ::testing::Test {};
 using compaction_records = ::testing::Types<two_floats, three_bytes, eight_floats, floats_then_vec4, cell_record, big_record, mixed, quad,
-                                            two_doubles_short_byte>;
+                                            two_doubles_short_byte, fourteen_bytes>;
 TYPED_TEST_SUITE(CompactionRecords, compaction_records);
 TYPED_TEST(CompactionRecords, EraseCopyAndPartitionMatchStd) {
   STRATA_SEED_TRACE();
