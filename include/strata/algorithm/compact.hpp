@@ -340,7 +340,7 @@ __device__ void write_staged(const Out& out, const Rec& rec, unsigned f, const i
 }
 
 /// Kept records of each tile of compact_kernel: plain loads of the records (only what keep reads is
-/// loaded), compact_threads * R records a tile, record k * compact_threads + t of the tile to thread t
+/// loaded), compact_threads * W records a tile (W = compact_records), record k * compact_threads + t of the tile to thread t
 /// so every load of a warp is coalesced.
 template <class InView, class Keep>
 __global__ void __launch_bounds__(compact_threads) compact_count_kernel(InView in, Keep keep, unsigned long long* counts) {
