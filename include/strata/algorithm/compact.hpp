@@ -174,7 +174,7 @@ struct compact_staging {
   }();
   /// Whether the writing kernel reads the narrow columns through shared memory: a block's static
   /// shared memory is at most 48 KiB.
-  static constexpr bool stage_in = fits && in_offsets[leaves] > bytes && in_offsets[leaves] <= 49152;
+  static constexpr bool stage_in = fits && compact_has_narrow_leaf<Record, compact_records<Record>> && in_offsets[leaves] <= 49152;
   static constexpr std::size_t total = stage_in ? in_offsets[leaves] : bytes;
 };
 
