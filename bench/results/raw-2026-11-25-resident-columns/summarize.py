@@ -1,13 +1,15 @@
 # Turns h100/call1's erase_sweep outputs into the JSON and PNG of
 # nvidia-h100-80gb-hbm3-2026-11-25-erase_if-resident-columns.{json,png}.
 # Run from the repository root: python3 bench/results/raw-2026-11-25-resident-columns/summarize.py
-import json, re, pathlib
+# Another call's outputs: summarize.py SWEEP_DIR RESULTS_STEM (the H200 call: raw-2026-11-25-resident-columns-h200
+# nvidia-h200-2026-11-25-erase_if-resident-columns).
+import json, re, pathlib, sys
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-here = pathlib.Path(__file__).parent / "h100" / "call1"
-out = pathlib.Path(__file__).parent.parent / "nvidia-h100-80gb-hbm3-2026-11-25-erase_if-resident-columns"
+here = pathlib.Path(sys.argv[1]) if len(sys.argv) > 2 else pathlib.Path(__file__).parent / "h100" / "call1"
+out = pathlib.Path(__file__).parent.parent / (sys.argv[2] if len(sys.argv) > 2 else "nvidia-h100-80gb-hbm3-2026-11-25-erase_if-resident-columns")
 rows = {}
 pat = re.compile(r"(.+?)\s+(\d+) B/record\s+(\d+) leaves\s+n\s+(\d+)\s+removed\s+(\d+)%\s+([0-9.]+) ms\s+memcpy\s+([0-9.]+) ms\s+x memcpy ([0-9.]+)\s+(\S+)")
 for run in ["old-1", "new-1", "old-2", "new-2"]:
@@ -20,7 +22,7 @@ for run in ["old-1", "new-1", "old-2", "new-2"]:
                                    "removed_percent": key[1], "old": [], "new": []})
         r[version].append({"ms": float(m.group(6)), "memcpy_ms": float(m.group(7)), "x_memcpy": float(m.group(8)), "check": m.group(9)})
 doc = {"gpu": (here / "gpu.txt").read_text().strip(), "date": "2026-11-25",
-       "old": "include/strata/algorithm/compact.hpp of 1f8e56e", "new": "compact.hpp of 38e346e: narrow columns kept in shared memory through the writing pass",
+       "old": "include/strata/algorithm/compact.hpp of 1f8e56e", "new": "compact.hpp of 38e346e (unchanged through ba5c89e): narrow columns kept in shared memory through the writing pass",
        "method": "erase_sweep.cu of raw-2026-11-25-erase_if-pass: median of 9 after 2 warm-ups, events, 256 MiB memset before each; x memcpy = "
                  "cudaMemcpy of the bytes read once and written once, same run; old and new alternated twice in one call",
        "rows": list(rows.values())}
