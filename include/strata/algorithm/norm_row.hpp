@@ -101,11 +101,12 @@ STRATA_HD inline row_span span_of(const T* row, index_t cols) {
 // 16-byte accesses to global memory with no ordering beyond their data: loads may be hoisted over
 // the stores of other units (a thread never reads a unit after writing it), stores are never
 // split. Spelled as ld/st.global: the unit base is computed through an integer, after which the
-// compiler would emit generic accesses.
+// compiler would emit generic accesses. The asm is volatile so that the compiler never moves a load
+// above the test that guards it (a unit past a row's end may lie past its allocation).
 STRATA_HD inline vec::word16 load16(const void* p) {
 #if defined(__CUDA_ARCH__)
   uint4 r;
-  asm("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+  asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
   return r;
 #else
   return vec::load<16>(p);
@@ -163,7 +164,8 @@ STRATA_HD inline vec::word16 load16(const void* p, cache_policy policy) {
 #if defined(__CUDA_ARCH__)
   if (policy) {
     uint4 r;
-    asm("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p), "l"(policy));
+    // volatile: kept below the test that guards it (see load16).
+    asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p), "l"(policy));
     return r;
   }
 #endif
