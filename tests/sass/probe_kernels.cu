@@ -161,6 +161,9 @@ void probe_erase_if(strata::soa_vector<particle>& v) { (void)strata::erase_if(v,
 // Byte columns: each warp reads its span of a column in 16-byte vectors into shared memory (a load
 // of one byte a record would move 32 bytes a warp).
 // sass-expect: compact_kernel.*three_bytes load=any128 store=any128
+// The counting pass reads whole tiles of such records in 16-byte vectors too (the last, partial
+// tile one byte a record).
+// sass-expect: compact_count_kernel.*three_bytes load=any128 store=any64
 struct red_below {
   __host__ __device__ bool operator()(const three_bytes& c) const { return c.r < 16; }
 };

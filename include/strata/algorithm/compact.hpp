@@ -339,19 +339,56 @@ __device__ void write_staged(const Out& out, const Rec& rec, unsigned f, const i
   });
 }
 
+/// Whether the counting pass reads a tile's records as 16-byte vectors of each column, thread t
+/// holding records t * W .. t * W + W - 1 of the tile: records whose leaves are all under 4 bytes
+/// and fill whole vectors at W records a thread. A warp's load of one such leaf per record moves only
+/// 32 or 64 bytes, and the pass ran at half of the memory bandwidth with them
+/// (bench/results/raw-2026-11-25-count-probe/).
+template <class Record, int W>
+inline constexpr bool compact_counts_in_vectors = [] {
+  bool ok = soa_layout<Record>::leaves > 0;
+  for (std::size_t size : soa_layout<Record>::leaf_sizes) ok = ok && size < 4 && (std::size_t(W) * size) % 16 == 0;
+  return ok;
+}();
+
 /// Kept records of each tile of compact_kernel: plain loads of the records (only what keep reads is
 /// loaded), compact_threads * W records a tile (W = compact_records), record k * compact_threads + t of the tile to thread t
-/// so every load of a warp is coalesced.
+/// so every load of a warp is coalesced. Records of narrow leaves only (compact_counts_in_vectors)
+/// in a whole tile of 16-byte aligned columns (`vectors`) are read in 16-byte vectors instead.
 template <class InView, class Keep>
-__global__ void __launch_bounds__(compact_threads) compact_count_kernel(InView in, Keep keep, unsigned long long* counts) {
+__global__ void __launch_bounds__(compact_threads) compact_count_kernel(InView in, Keep keep, unsigned long long* counts, bool vectors) {
   using record = typename InView::value_type;
   constexpr int W = compact_records<record>;
-  const index_t base = index_t(blockIdx.x) * compact_threads * W + threadIdx.x;
+  constexpr index_t tile_records = index_t(compact_threads) * W;
   unsigned c = 0;
-  STRATA_UNROLL
-  for (int k = 0; k < W; ++k) {
-    const index_t i = base + index_t(k) * compact_threads;
-    if (i < in.size() && keep(in.load(i))) ++c;
+  bool counted = false;
+  if constexpr (compact_counts_in_vectors<record, W>) {
+    const index_t first = index_t(blockIdx.x) * tile_records;
+    if (vectors && first + tile_records <= in.size()) {
+      record r[W];
+      reflect::for_each_leaf<record>([&](auto lf) {
+        constexpr std::size_t L = decltype(lf)::value;
+        using E = reflect::leaf_type_t<record, L>;
+        constexpr int words = int(W * sizeof(E) / 16);
+        const uint4* src = reinterpret_cast<const uint4*>(in.template column_data<L>() + first + index_t(threadIdx.x) * W);
+        uint4 v[words];
+        STRATA_UNROLL
+        for (int j = 0; j < words; ++j) v[j] = src[j];
+        STRATA_UNROLL
+        for (int k = 0; k < W; ++k) memcpy(&reflect::leaf<L>(r[k]), reinterpret_cast<const unsigned char*>(v) + k * sizeof(E), sizeof(E));
+      });
+      STRATA_UNROLL
+      for (int k = 0; k < W; ++k) c += keep(r[k]) ? 1u : 0u;
+      counted = true;
+    }
+  }
+  if (!counted) {
+    const index_t base = index_t(blockIdx.x) * tile_records + threadIdx.x;
+    STRATA_UNROLL
+    for (int k = 0; k < W; ++k) {
+      const index_t i = base + index_t(k) * compact_threads;
+      if (i < in.size() && keep(in.load(i))) ++c;
+    }
   }
   c = __reduce_add_sync(0xffffffffu, c);
   __shared__ unsigned warp_sums[compact_threads / 32];
@@ -511,7 +548,7 @@ std::int64_t compact_packets(const InView& in, const OutView& out, Keep keep, st
     auto* ticket = state.as<unsigned long long>(3 * tile_bytes);
     auto* mismatch = state.as<unsigned>(3 * tile_bytes + 8);
     cuda_check(cudaMemsetAsync(state.data() + 2 * tile_bytes, 0, tile_bytes + 16, stream), "cudaMemsetAsync (compaction)");
-    compact_count_kernel<<<unsigned(tiles), compact_threads, 0, stream>>>(in, keep, counts);
+    compact_count_kernel<<<unsigned(tiles), compact_threads, 0, stream>>>(in, keep, counts, in.vector_aligned());
     check_launch("strata compaction (counts)");
     std::size_t temp = 0;
     cuda_check(cub::DeviceScan::InclusiveSum(nullptr, temp, counts, ends, tiles, stream), "strata compaction (scan)");
