@@ -324,8 +324,7 @@ struct row_part {
       for (int i = 0; i < L; ++i) out[i] = fill;
     } else if constexpr (Vec) {
 #if defined(__CUDA_ARCH__)
-      // A plain load, not load16's asm: a non-volatile asm may be moved above the null test
-      // (compilers do so when they hoist it out of a loop), which reads address c0 when p is null.
+      // gamma and beta are read-only here: __ldg, which the compiler also keeps below the null test.
       rows::unpack_floats<T>(__ldg(reinterpret_cast<const uint4*>(p + c0)), out);
 #else
       rows::unpack_floats<T>(load16(p + c0), out);
