@@ -21,3 +21,13 @@ for r in d['results']:
     rows.append((r['workload'],r['dtype'],r['hidden'],ro,rbr,rs,rc,bs['plan'] if bs else '', r['plan']))
 print("points",tot,"met old-choice",met_old,"met best(any)",met_best_staged,"met chosen",met_chosen)
 for x in rows: print("%-10s %s %6d old %.3f bestrows %.3f beststaged %.3f chosen %.3f | %s | %s"%x)
+# Chooser regret among row plans: the chooser's row plan's time over the fastest row plan's.
+reg = []
+for r in d['results']:
+    rp = [c for c in r['considered'] if c['plan'].startswith('rows')]
+    if not rp: continue
+    best = -2
+    for c in rp:
+        if c['score'] > best + 1e-9: best = c['score']; chosen = c
+    reg.append(chosen['ms'] / min(c['ms'] for c in rp) - 1)
+print("chooser regret among row plans: mean %.2f%%, %d points over 3%%, worst %.1f%%" % (100 * sum(reg) / len(reg), sum(x > 0.03 for x in reg), 100 * max(reg)))
