@@ -7,6 +7,7 @@
 
 #include <strata/config.hpp>
 #include <strata/algorithm/compact.hpp>
+#include <strata/algorithm/select_indices.hpp>
 #include <strata/algorithm/reduce.hpp>
 #include <strata/algorithm/sort.hpp>
 #include <strata/algorithm/transform.hpp>
