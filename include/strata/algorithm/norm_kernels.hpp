@@ -1,0 +1,237 @@
+// The kernels of strata's row normalization (normalize.hpp): the reductions of a row's statistics
+// over a group of threads, the rows kernel (a group holds each row in registers) and the streamed
+// kernel (rows longer than a block holds, in chunks); with the helpers the host backend's
+// emulation shares. The plan that picks among them and the launch are in normalize.hpp.
+#pragma once
+
+#include <strata/algorithm/norm_plan.hpp>
+#include <strata/algorithm/norm_row.hpp>
+#include <strata/algorithm/rows.hpp>
+#include <strata/config.hpp>
+
+#include <algorithm>
+
+namespace strata {
+namespace detail::norm {
+
+/// Calls f.template operator()<V>() for a run-time count of units per thread.
+template <class F>
+decltype(auto) with_vpt(int vpt, F&& f) {
+  switch (vpt) {
+    case 1: return f.template operator()<1>();
+    case 2: return f.template operator()<2>();
+    case 3: return f.template operator()<3>();
+    case 4: return f.template operator()<4>();
+    case 5: return f.template operator()<5>();
+    case 6: return f.template operator()<6>();
+    case 7: return f.template operator()<7>();
+    default: return f.template operator()<8>();
+  }
+}
+
+/// Whether layer norm over a group of G threads of T combines per-warp statistics at one barrier
+/// (fp32 rows held by several warps) or sums twice across the group. Inside a warp two plain sums
+/// need no barrier. Across warps, fp32 rows gain from the single barrier (a block holding a whole
+/// row waits there with nothing else in flight, and the kernel holds fewer registers); 16-bit rows,
+/// which issue about twice the instructions per byte (their elements are widened at each pass),
+/// lose more to the extra per-warp sums than they gain (bench/results/nvidia-h200-2026-11-24-norm_stats.md).
+template <class T>
+STRATA_HD constexpr bool merges_warps(int G) {
+  return G > 32 && sizeof(T) >= 4;
+}
+
+#if defined(STRATA_BACKEND_CUDA)
+template <norm_kind Kind>
+__device__ inline moments shuffle_merge(const moments& m, int offset) {
+  moments o{0.0f, 0.0f, __shfl_xor_sync(0xffffffffu, m.m2, offset)};
+  if constexpr (Kind == norm_kind::layer) {
+    o.count = __shfl_xor_sync(0xffffffffu, m.count, offset);
+    o.mean = __shfl_xor_sync(0xffffffffu, m.mean, offset);
+  }
+  return merge<Kind>(m, o);
+}
+/// A butterfly over the lanes of each `width`-lane group of a warp: every lane ends with the same
+/// bits (merge is symmetric).
+template <norm_kind Kind>
+__device__ inline moments butterfly(moments m, int width) {
+  for (int o = 1; o < width; o <<= 1) m = shuffle_merge<Kind>(m, o);
+  return m;
+}
+
+/// The sum of v over a group of G threads, the same bits in every thread (IEEE addition commutes,
+/// so butterfly partners add the same two values): a group inside a warp by butterfly; a group of
+/// several warps (a whole block) passes each warp's sum through `slots` and every warp adds them
+/// all by the same butterfly. One barrier.
+__device__ inline float group_sum(float v, int G, float* slots) {
+  const int width = G < 32 ? G : 32;
+  for (int o = 1; o < width; o <<= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  if (G <= 32) return v;
+  const int lane = int(threadIdx.x % 32);
+  if (lane == 0) slots[threadIdx.x / 32] = v;
+  __syncthreads();
+  v = lane < G / 32 ? slots[lane] : 0.0f;
+  for (int o = 1; o < 32; o <<= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+/// A warp's part of a row: its element count, their sum and their squares about the warp's mean.
+struct warp_moments {
+  float count, sum, m2;
+};
+
+/// Shared memory of a block's reductions: one sum per warp (group_sum), or one set of statistics
+/// per warp (layer norm over a group of several warps).
+struct sum_slots {
+  float sums[2][max_group / 32];  // consecutive sums take different slots: no warp overwrites a
+                                  // slot that a slower warp has still to read
+  warp_moments warps[max_group / 32];
+};
+
+/// The statistics of a part of a row (its n elements, held by a group of G threads). RMS norm: one
+/// sum of squares. Layer norm, two sums: the sum, then the squares about the part's mean. Layer
+/// norm, warps combined (merges_warps): each warp sums its elements, then their squares about the
+/// warp's mean, with no barrier; the warps' statistics meet at one barrier, after which every warp
+/// sums them twice more by butterfly: the part's mean from the warps' sums, then
+/// M2 = sum over warps of (M2_w + count_w (mean_w - mean)^2), each term about the part's mean (no
+/// cancellation, the same bits in every thread).
+template <norm_kind Kind, class T, int V>
+__device__ inline moments part_moments(const row_part<T, V>& part, float n, int G, sum_slots& slots) {
+  if constexpr (Kind == norm_kind::rms) {
+    return {n, 0.0f, group_sum(part.template sum<Kind>(), G, slots.sums[0])};
+  } else {
+    if (!merges_warps<T>(G)) {
+      const float sum = group_sum(part.template sum<Kind>(), G, slots.sums[0]);
+      const float mean = n > 0 ? sum / n : 0.0f;
+      return {n, mean, group_sum(part.sum_squares(mean), G, slots.sums[1])};
+    }
+    const float count = group_sum(part.count(), 32, nullptr), sum = group_sum(part.template sum<Kind>(), 32, nullptr);
+    const float m2 = group_sum(part.sum_squares(count > 0 ? sum / count : 0.0f), 32, nullptr);
+    const int lane = int(threadIdx.x % 32);
+    if (lane == 0) slots.warps[threadIdx.x / 32] = warp_moments{count, sum, m2};
+    __syncthreads();
+    const warp_moments w = lane < G / 32 ? slots.warps[lane] : warp_moments{0.0f, 0.0f, 0.0f};
+    const float mean = n > 0 ? group_sum(w.sum, 32, nullptr) / n : 0.0f;
+    const float d = w.count > 0 ? w.sum / w.count - mean : 0.0f;
+    return {n, mean, group_sum(w.m2 + w.count * d * d, 32, nullptr)};
+  }
+}
+
+/// Rows held by groups of G threads, blockDim.x / G rows per block, a grid of all rows: as many
+/// rows in flight as registers allow and no loop (loop-carried state would cost resident rows).
+/// Whole == true: every row starts on a 16-byte boundary and is whole units, y's rows lie as x's
+/// and gamma and beta on 16-byte boundaries (checked per call); the thread loads its units at once.
+/// The streamed kernel has the same fast path. Both kernels are built for two blocks of max_group
+/// threads per SM (at most 64 registers a thread): a block of 512 threads holding 8 units each
+/// would otherwise take more and run alone on its SM, and the streamed kernel's 16-bit variants
+/// would take up to 126 (half the blocks per SM). At 64 the whole-unit variants do not spill; the
+/// ragged-row 16-bit variants holding 7-8 units spill up to 40 bytes, which the sweep puts within
+/// 1% of the uncapped build (bench/results/nvidia-h200-2026-11-24-norm_stats.md).
+template <norm_kind Kind, class T, int V, bool Whole>
+__global__ void __launch_bounds__(max_group, 2) rows_kernel(args<T> a, int G) {
+  __shared__ sum_slots slots;
+  // Groups within a warp are powers of two (shift and mask); a larger group is the whole block.
+  const int shift = G <= 32 ? __ffs(G) - 1 : 0, t = G <= 32 ? int(threadIdx.x) & (G - 1) : int(threadIdx.x);
+  const index_t r = G <= 32 ? index_t(blockIdx.x) * (int(blockDim.x) >> shift) + (int(threadIdx.x) >> shift) : index_t(blockIdx.x);
+  const bool live = r < a.rows;  // groups past the last row hold nothing but take part in the shuffles
+  const T* xrow = a.x + (live ? r : 0) * a.x_pitch;
+  row_part<T, V> part;
+  if constexpr (Whole) {
+    part.load_whole(xrow, 0, a.cols / lanes<T>, t, G, live);
+    const moments m = part_moments<Kind>(part, float(a.cols), G, slots);
+    if (!live) return;
+    float mean, rstd;
+    finish<Kind>(m, a.cols, a.eps, mean, rstd);
+    part.template write<true, true>(a.y + r * a.y_pitch, a.gamma, a.beta, row_span{a.cols, 0, 0, 0, 0}, mean, rstd);
+  } else {
+    const row_span s = span_of(xrow, a.cols);
+    part.load(xrow, s, 0, s.units, t, G, live);
+    const moments m = part_moments<Kind>(part, float(a.cols), G, slots);
+    if (!live) return;
+    float mean, rstd;
+    finish<Kind>(m, a.cols, a.eps, mean, rstd);
+    write_part(part, a, xrow, a.y + r * a.y_pitch, s, mean, rstd);
+  }
+}
+
+/// Where streamed rows' items meet: the ticket counter, per row the statistics items done, per
+/// chunk its statistics. Counters start at zero.
+struct stream_state {
+  unsigned long long* ticket;
+  unsigned* done;     // [rows]
+  moments* partials;  // [rows * parts]
+  index_t lag;
+};
+
+/// The item of ticket t among `total` chunks: the first `lag` tickets are statistics items, then
+/// statistics and normalize items alternate (normalization of chunk n after statistics of chunk
+/// n + lag), then the last normalize items. With lag >= a row's chunks, every statistics item a
+/// normalize item waits for has a smaller ticket.
+STRATA_HD inline bool stream_item(index_t t, index_t total, index_t lag, index_t& chunk) {
+  if (lag > total) lag = total;
+  if (t < lag) return chunk = t, true;
+  const index_t u = t - lag, mixed = 2 * (total - lag);
+  if (u < mixed) return u % 2 == 0 ? (chunk = lag + u / 2, true) : (chunk = u / 2, false);
+  return chunk = (total - lag) + (u - mixed), false;
+}
+
+/// Rows longer than a block holds, in chunks of G x V units (norm_plan.hpp: streamed): a block
+/// takes tickets until every item is done, the next ticket asked for while it works on the
+/// current one. A statistics item reads its chunk (kept in L2), folds it, publishes its moments
+/// and counts the row's done chunks up (release; nothing waits for the count). A normalize item
+/// reads its chunk again (from L2) while its first warp waits for the row's count (acquire) and
+/// merges the row's moments in a fixed order (the same bits in every block), then writes the chunk.
+/// No block holds a chunk while others work on its row, and nothing waits on a fence.
+template <norm_kind Kind, class T, int V, bool Whole>
+__global__ void __launch_bounds__(max_group, 2) streamed_kernel(args<T> a, int parts, stream_state st) {
+  __shared__ sum_slots slots;
+  __shared__ index_t ticket;
+  __shared__ float2 row_stats;
+  const int G = int(blockDim.x), lane = int(threadIdx.x % 32);
+  const index_t total = a.rows * parts;
+  const cache_policy keep = l2_policy<true>(), leave = l2_policy<false>();
+  unsigned long long next = 0;
+  if (threadIdx.x == 0) next = atomicAdd(st.ticket, 1ull);
+  for (;;) {
+    if (threadIdx.x == 0) ticket = index_t(next), next = atomicAdd(st.ticket, 1ull);  // used by the next item
+    __syncthreads();
+    index_t c;
+    const index_t t = ticket;
+    if (t >= 2 * total) break;
+    const bool stats = stream_item(t, total, st.lag, c);
+    const index_t r = c / parts, q = c % parts;
+    const T* xrow = a.x + r * a.x_pitch;
+    const row_span s = span_of(xrow, a.cols);
+    const index_t begin = q * G * V, end = std::min<index_t>(s.units, begin + index_t(G) * V);
+    row_part<T, V> part;
+    if constexpr (Whole) part.load_whole(xrow, begin, end, int(threadIdx.x), G, begin < end, stats ? keep : leave);
+    else part.load(xrow, s, begin, end, int(threadIdx.x), G, begin < end, stats ? keep : leave);
+    if (stats) {
+      const moments m = part_moments<Kind>(part, elements_in<T>(s, begin, end), G, slots);
+      if (threadIdx.x == 0) {
+        st.partials[c] = m;
+        asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(st.done + r) : "memory");
+      }
+    } else {
+      if (threadIdx.x < 32) {
+        unsigned n = 0;
+        do {
+          asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(n) : "l"(st.done + r) : "memory");
+        } while (n < unsigned(parts) && (__nanosleep(64), true));
+        moments all{0.0f, 0.0f, 0.0f};  // lane l merges chunks l, l + 32, ... in order, then the butterfly
+        for (int k = lane; k < parts; k += 32) {
+          const moments* p = st.partials + r * parts + k;
+          all = merge<Kind>(all, {__ldcg(&p->count), __ldcg(&p->mean), __ldcg(&p->m2)});
+        }
+        all = butterfly<Kind>(all, 32);
+        if (lane == 0) finish<Kind>(all, a.cols, a.eps, row_stats.x, row_stats.y);
+      }
+      __syncthreads();
+      if constexpr (Whole) part.template write<true, true>(a.y + r * a.y_pitch, a.gamma, a.beta, s, row_stats.x, row_stats.y, leave);
+      else write_part(part, a, xrow, a.y + r * a.y_pitch, s, row_stats.x, row_stats.y, leave);
+    }
+    __syncthreads();  // ticket and row_stats are rewritten by the next item
+  }
+}
+#endif
+
+}  // namespace detail::norm
+}  // namespace strata
