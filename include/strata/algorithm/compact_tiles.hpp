@@ -61,7 +61,7 @@ struct compact_state {
 };
 
 /// A packet's steps of a tile as the host backend runs them, thread by thread in order (the GPU
-/// kernels below place kept records by ballot instead).
+/// kernels of compact_kernels.hpp place kept records by ballot instead).
 template <class In, class Out, class Keep>
 struct compact_tile {
   using record = typename In::record;

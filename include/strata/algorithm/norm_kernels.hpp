@@ -6,7 +6,6 @@
 
 #include <strata/algorithm/norm_plan.hpp>
 #include <strata/algorithm/norm_row.hpp>
-#include <strata/algorithm/rows.hpp>
 #include <strata/config.hpp>
 
 #include <algorithm>
