@@ -71,6 +71,15 @@ struct goes_to {
   bool stays;
   STRATA_HD bool operator()(index_t i) const { return (int(dest(v.load(first + i))) == me) == stays; }
 };
+/// A keyed pick (strata::detail::keyed_pick): record i's key is its destination rank, and it is
+/// picked (it leaves) when that is not `keep`, the rank it is on.
+template <class View, class DestFn>
+struct leaving_for {
+  View v;
+  DestFn dest;
+  std::int32_t keep;
+  STRATA_HD std::int32_t key(index_t i) const { return std::int32_t(dest(v.load(i))); }
+};
 /// to[i] = from[idx[i]].
 template <class View>
 struct gather_records {
@@ -241,6 +250,20 @@ class distributed_soa_vector {
       owned_.push_back(0);
     }
   }
+  // Work may still be queued on the ranks' streams (transform, migrate's exchange) when the shards
+  // are freed or replaced: it finishes first.
+  ~distributed_soa_vector() { settle_all(); }
+  distributed_soa_vector(distributed_soa_vector&&) noexcept = default;
+  distributed_soa_vector& operator=(distributed_soa_vector&& o) noexcept {
+    if (this != &o) {
+      settle_all();
+      comm_ = o.comm_;
+      shards_ = std::move(o.shards_), outgoing_ = std::move(o.outgoing_), spare_ = std::move(o.spare_);
+      owned_ = std::move(o.owned_);
+      threads_ = std::move(o.threads_);
+    }
+    return *this;
+  }
 
   communicator& comm() const { return *comm_; }
   /// Local rank l's records (on its device). The work queued on the rank's stream (transform,
@@ -264,6 +287,7 @@ class distributed_soa_vector {
   /// This process's part of the records, split evenly over its ranks in order (local rank l gets
   /// the l-th slice). A single-process job passes all records.
   void scatter(std::span<const T> records) {
+    comm_->synchronize_all();  // the shards replaced here may still be written by queued work
     const std::size_t n = records.size(), parts = shards_.size();
     for (std::size_t l = 0; l < parts; ++l) {
       strata::detail::device_guard g(comm_->device(int(l)));
@@ -308,20 +332,22 @@ class distributed_soa_vector {
   }
 
   /// Sends every record to rank dest(record) (a global rank). One coalesced pass reads what dest
-  /// needs and flags the records that leave, and CUB lists them from the flags; then, when few
+  /// needs, lists the records that leave and finds the range of their destinations (the one wait
+  /// before the exchange brings both to the host); then, when few
   /// leave (at most 1 in leave_ratio_limit), they are gathered into a send buffer and the staying
   /// records from the shard's end fill their places (work in proportion to the leaving records);
   /// when many leave, one streaming pass splits the shard into the staying records, in order, and
   /// the leaving ones (strata::partition_copy). The leaving records are grouped by destination,
-  /// stably (no sort when they all go to one rank). Per-destination counts are exchanged (in host
-  /// memory when every rank is in this process, through NCCL otherwise), then every column's runs
-  /// go to their ranks in one NCCL group and arrive straight behind the receiver's records, in
-  /// source-rank order. The ranks of this process do their local work at once (a host thread
+  /// stably (no sort and no further wait when they all go to one rank). Per-destination counts are
+  /// exchanged (in host memory when every rank is in this process, through NCCL otherwise), then
+  /// every column's runs go to their ranks in one NCCL group and arrive straight behind the
+  /// receiver's records, in source-rank order. The ranks of this process do their local work at once (a host thread
   /// each). A rank's records afterwards: its staying records in their order (when few left, those
   /// from the last places moved into the holes, in increasing order), then the arrivals. A
   /// destination outside [0, size) throws before any record moves (every shard as it was). Send
   /// and split buffers are kept between calls, so a steady migration allocates nothing. Returns
-  /// once every rank's stream has finished the exchange.
+  /// with the exchange queued on every rank's stream, where the container's own work (transform,
+  /// the next migrate) follows it; shard(), gather() and the reductions wait for it.
   template <class DestFn>
   migration_counts migrate(DestFn dest) {
     for (int l = 0; l < comm_->local_ranks(); ++l)
@@ -331,8 +357,8 @@ class distributed_soa_vector {
     std::vector<std::unique_ptr<strata::detail::scratch_block>> leaving(locals);
     std::vector<index_t> leaving_count(locals, 0);
     std::vector<char> split(locals, 0);
-    // Every rank lists, gathers and checks its leaving records before any shard changes; one wait
-    // for the count of leaving records and one for the range of their destinations.
+    // Every rank lists, checks and gathers its leaving records before any shard changes; one wait
+    // brings the count of leaving records and the range of their destinations.
     on_every_rank([&](int l) {
       strata::detail::device_guard g(comm_->device(l));
       const std::size_t k = std::size_t(l);
@@ -343,16 +369,25 @@ class distributed_soa_vector {
       if (n == 0) return;
       // One coalesced read of what dest needs counts the leaving records per block; only blocks
       // with leaving records list them.
-      leaving[k] = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * (std::size_t(n) + 1), st);
+      // Scratch: [count][key range, two uint32][indices...], so one copy brings count and range.
+      leaving[k] = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * (std::size_t(n) + 2), st);
       std::int64_t* count = leaving[k]->as<std::int64_t>();
-      std::int64_t* idx = count + 1;
-      strata::detail::select_indices_async(detail::goes_to<decltype(v), DestFn>{v, dest, comm_->rank(l), 0, false}, n, 0, idx, count, st,
-                                           "strata migrate (leaving records)");
-      std::int64_t out = 0;
-      copy_bytes_async(&out, count, sizeof out, st);
+      std::int64_t* idx = count + 2;
+      strata::detail::select_indices_async(detail::leaving_for<decltype(v), DestFn>{v, dest, comm_->rank(l)}, n, 0, idx, count, st,
+                                           "strata migrate (leaving records)", reinterpret_cast<std::uint32_t*>(count + 1));
+      struct {
+        std::int64_t count;
+        std::uint32_t range[2];
+      } head{};
+      static_assert(sizeof head == 2 * sizeof(std::int64_t));
+      copy_bytes_async(&head, count, sizeof head, st);
       synchronize(st);
+      const std::int64_t out = head.count;
       leaving_count[k] = index_t(out);
       if (out == 0) return;
+      const strata::detail::picked_key_range picked = strata::detail::decode_key_range(head.range);
+      const detail::key_range range(picked.lo, picked.hi);
+      check_destinations(l, range, "migrate");
       if (out > n / leave_ratio_limit) {
         strata::partition_copy(shards_[k], spare_[k], outgoing_[k], detail::stays_on<DestFn>{dest, comm_->rank(l)}, st);
         split[k] = 1;
@@ -362,17 +397,21 @@ class distributed_soa_vector {
         auto o = outgoing_[k].view();
         strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, idx}, index_t(out), st, "strata migrate (gather)");
       }
-      send[k] = group_by_destination(l, outgoing_[k], dest, "migrate");
+      send[k] = group_by_destination(l, outgoing_[k], dest, "migrate", &range);
     });
-    // Every destination is valid: the shards change (queued on each rank's stream, no wait).
-    for (std::size_t k = 0; k < locals; ++k) {
-      strata::detail::device_guard g(comm_->device(int(k)));
-      if (!split[k] && leaving_count[k] > 0) fill_holes(int(k), leaving[k]->as<std::int64_t>() + 1, leaving_count[k], dest);
+    // Every destination is valid: the shards change (queued on each rank's stream, no wait; each
+    // rank's thread queues its own, so the GPUs start on them at once).
+    on_every_rank([&](int l) {
+      const std::size_t k = std::size_t(l);
+      strata::detail::device_guard g(comm_->device(l));
+      if (!split[k] && leaving_count[k] > 0) fill_holes(l, leaving[k]->as<std::int64_t>() + 2, leaving_count[k], dest);
       leaving[k].reset();  // freed on the rank's stream, its device current
-    }
+    });
     std::vector<soa_vector<T>*> into(locals);
     for (std::size_t k = 0; k < locals; ++k) into[k] = split[k] ? &spare_[k] : &shards_[k];
-    const migration_counts moved = exchange(outgoing_, send, into);
+    // No wait: outgoing_ and spare_ live on, and the next change of their size follows a wait on
+    // the rank's stream (the count above, or partition_copy's own).
+    const migration_counts moved = exchange(outgoing_, send, into, false);
     for (std::size_t k = 0; k < locals; ++k) {
       if (split[k]) shards_[k].swap(spare_[k]);
       owned_[k] = shards_[k].size();
@@ -408,7 +447,8 @@ class distributed_soa_vector {
       }
       std::vector<soa_vector<T>*> into;
       for (auto& sh : shards_) into.push_back(&sh);
-      const migration_counts moved = exchange(outgoing, send, into);
+      // outgoing is freed at the end of this pass: the sends must be done first.
+      const migration_counts moved = exchange(outgoing, send, into, true);
       total.sent += moved.sent, total.received += moved.received;
     }
     return total;
@@ -426,6 +466,15 @@ class distributed_soa_vector {
  private:
   using counts = std::vector<std::vector<std::int64_t>>;  // [local rank][global rank]
 
+  /// Waits for every rank's stream; for the destructor and move assignment, which cannot throw (a
+  /// CUDA error here has been or will be reported by the call that caused it).
+  void settle_all() const noexcept {
+    if (shards_.empty()) return;
+    try {
+      comm_->synchronize_all();
+    } catch (...) {
+    }
+  }
   void settle(int l) const {
     strata::detail::device_guard g(comm_->device(l));
     synchronize(comm_->stream(l));
@@ -459,28 +508,42 @@ class distributed_soa_vector {
     s.resize(std::size_t(n - count));  // a shrink: no device work, the moves stay queued
   }
 
+  /// Throws, naming the rank, when a destination in range lies outside the job's ranks.
+  void check_destinations(int l, const detail::key_range& range, const char* op) const {
+    const int R = comm_->size();
+    if (range.lo < 0 || range.hi >= R)
+      throw size_error(std::string("strata: ") + op + ": a record of rank " + std::to_string(comm_->rank(l)) + " names rank " +
+                       std::to_string(range.lo < 0 ? range.lo : range.hi) + "; ranks are 0 to " + std::to_string(R - 1) + " (no record moved)");
+  }
+
   /// Groups s (local rank l's records, none of which stays on rank l) by dest(record), stably, and
   /// returns how many records go to each rank. A destination outside the job's ranks throws before
-  /// s changes.
+  /// s changes. `known`, when given, is the range of the destinations, already checked: with one
+  /// destination nothing runs, and otherwise no reduction finds the range again.
   template <class DestFn>
-  std::vector<std::int64_t> group_by_destination(int l, soa_vector<T>& s, DestFn dest, const char* op) {
+  std::vector<std::int64_t> group_by_destination(int l, soa_vector<T>& s, DestFn dest, const char* op, const detail::key_range* known = nullptr) {
     const int R = comm_->size();
     std::vector<std::int64_t> c(static_cast<std::size_t>(R), 0);
     const index_t n = index_t(s.size());
     if (n == 0) return c;
+    if (known != nullptr && known->lo == known->hi) {
+      c[std::size_t(known->lo)] = n;
+      return c;
+    }
     strata::detail::device_guard g(comm_->device(l));
     const stream_t st = comm_->stream(l);
     strata::detail::scratch_block keys(sizeof(std::int32_t) * std::size_t(n), st);
     auto v = s.view();
     strata::detail::run_each(detail::destinations<decltype(v), DestFn>{keys.as<std::int32_t>(), v, dest}, n, st, "destinations");
     const cuda::std::span<std::int32_t> key_span(keys.as<std::int32_t>(), std::size_t(n));
-    const detail::key_range range = strata::detail::reduce_to_host<detail::key_range>(
-        strata::detail::column_source<std::int32_t, detail::as_range>{key_span.data(), n, {}},
-        detail::key_range(std::numeric_limits<std::int32_t>::max(), std::numeric_limits<std::int32_t>::min()), detail::widen_range{}, st);
+    const detail::key_range range =
+        known != nullptr ? *known
+                         : strata::detail::reduce_to_host<detail::key_range>(
+                               strata::detail::column_source<std::int32_t, detail::as_range>{key_span.data(), n, {}},
+                               detail::key_range(std::numeric_limits<std::int32_t>::max(), std::numeric_limits<std::int32_t>::min()),
+                               detail::widen_range{}, st);
+    check_destinations(l, range, op);
     const std::int32_t lo = range.lo, hi = range.hi;
-    if (lo < 0 || hi >= R)
-      throw size_error(std::string("strata: ") + op + ": a record of rank " + std::to_string(comm_->rank(l)) + " names rank " +
-                       std::to_string(lo < 0 ? lo : hi) + "; ranks are 0 to " + std::to_string(R - 1) + " (no record moved)");
     if (lo == hi) {
       c[std::size_t(lo)] = n;
       return c;
@@ -499,8 +562,8 @@ class distributed_soa_vector {
 
   /// Sends run p of out[l] (grouped by destination, send[l][p] records each; none to rank l
   /// itself) to rank p; the records that arrive are added behind into[l]'s records, in source-rank
-  /// order, received there directly.
-  migration_counts exchange(std::vector<soa_vector<T>>& out, const counts& send, const std::vector<soa_vector<T>*>& into) {
+  /// order, received there directly. Waits for the exchange when `wait` (the caller frees out).
+  migration_counts exchange(std::vector<soa_vector<T>>& out, const counts& send, const std::vector<soa_vector<T>*>& into, bool wait) {
     const int R = comm_->size(), locals = comm_->local_ranks();
     counts recv(static_cast<std::size_t>(locals), std::vector<std::int64_t>(static_cast<std::size_t>(R)));
     exchange_counts(send, recv);
@@ -538,7 +601,7 @@ class distributed_soa_vector {
         }
       }
     });
-    comm_->synchronize_all();
+    if (wait) comm_->synchronize_all();
     return moved;
   }
 
