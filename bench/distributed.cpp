@@ -5,7 +5,8 @@
 //                contiguous buffer per rank pair) in the same run; and migrate with nothing to move.
 //   weak scaling the particle demo's step (kick-drift every particle, migrate across slab faces,
 //                energy all-reduced every 10th step) with N particles per GPU on 1, 2, ... GPUs:
-//                efficiency = time on 1 GPU / time on G.
+//                efficiency = time on 1 GPU / time on G, the median over repetitions that
+//                interleave the configurations and each start from the same particles.
 // Prints a markdown table and writes JSON (--out). The host backend runs the same code on its
 // stand-in transport (small N) so that CI compiles and exercises it.
 #include <strata/distributed/distributed_vector.hpp>
@@ -19,6 +20,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -82,7 +84,7 @@ struct migrate_row {
 };
 struct scaling_row {
   int gpus;
-  double step_ms, drift_only_ms, moved_per_step;
+  double step_ms, drift_only_ms, moved_per_step, efficiency;
 };
 
 migrate_row bench_migrate(int gpus, std::size_t n, int iters, float fraction) {
@@ -135,29 +137,63 @@ migrate_row bench_migrate(int gpus, std::size_t n, int iters, float fraction) {
   return {gpus, moved, median(t_migrate) * 1e3, median(t_raw) * 1e3, median(t_idle) * 1e3};
 }
 
-scaling_row bench_scaling(int gpus, std::size_t n, int steps) {
-  auto comm = dist::communicator::local(gpus);
-  dist::distributed_soa_vector<particle> d(comm);
-  d.scatter(make(n * std::size_t(gpus)));
-  d.migrate(strata_examples::slab_of_x{gpus});
+/// The demo's step on 1, 2, ..., G GPUs, each configuration in its own communicator and container,
+/// all held at once so that their timings interleave: repetition r times `steps` steps of every
+/// configuration in turn, each from the same scattered particles (so every repetition sees the
+/// same crossings), then the same steps without migrate. Per configuration: median step times, and
+/// the median over repetitions of (1-GPU step / this step) as the efficiency, so that a slow spell
+/// of the machine lands in one repetition of every configuration rather than in one configuration.
+std::vector<scaling_row> bench_scaling(int max_gpus, std::size_t n, int steps, int reps) {
+  struct config {
+    int gpus;
+    std::unique_ptr<dist::communicator> comm;
+    std::unique_ptr<dist::distributed_soa_vector<particle>> d;
+    std::vector<double> with, without, efficiency;
+    double moved = 0;
+  };
+  std::vector<config> cs;
+  std::vector<std::vector<particle>> start;
+  for (int g = 1; g <= max_gpus; ++g) {
+    config c{g, std::make_unique<dist::communicator>(dist::communicator::local(g)), nullptr, {}, {}, {}, 0};
+    c.d = std::make_unique<dist::distributed_soa_vector<particle>>(*c.comm);
+    c.d->scatter(make(n * std::size_t(g)));
+    c.d->migrate(strata_examples::slab_of_x{g});
+    start.push_back(c.d->gather());  // every particle on its slab's rank: each repetition starts here
+    cs.push_back(std::move(c));
+  }
   const strata_examples::kick_drift f{1e-3f, 1e-3f};
   const strata_examples::total_energy energy{1.0f};
-  auto run = [&](bool migrate) {
+  auto run = [&](config& c, bool migrate) {
     double moved = 0;
     const double t0 = wall();
     for (int s = 0; s < steps; ++s) {
-      d.transform(f);
-      if (migrate) moved += double(d.migrate(strata_examples::slab_of_x{gpus}).sent);
-      if ((s + 1) % 10 == 0) (void)d.transform_reduce_sum<double>(energy);
+      c.d->transform(f);
+      if (migrate) moved += double(c.d->migrate(strata_examples::slab_of_x{c.gpus}).sent);
+      if ((s + 1) % 10 == 0) (void)c.d->transform_reduce_sum<double>(energy);
     }
-    comm.synchronize_all();
+    c.comm->synchronize_all();
     return std::pair{(wall() - t0) / steps, moved / steps};
   };
-  run(true);  // warm
-  const auto [with, moved] = run(true);
-  const auto [without, unused] = run(false);
-  (void)unused;
-  return {gpus, with * 1e3, without * 1e3, moved};
+  for (int r = -1; r < reps; ++r) {  // r = -1 warms every configuration up
+    for (std::size_t k = 0; k < cs.size(); ++k) {
+      config& c = cs[k];
+      // The gathered particles, rank by rank, are each rank's slab: scattering them back in equal
+      // parts restores every shard (the slabs hold n particles each only approximately, so the
+      // shards are rebuilt by a migrate, which the timing does not include).
+      c.d->scatter(start[k]);
+      c.d->migrate(strata_examples::slab_of_x{c.gpus});
+      c.comm->synchronize_all();
+      const auto [with, moved] = run(c, true);
+      const auto [without, unused] = run(c, false);
+      (void)unused;
+      if (r < 0) continue;
+      c.with.push_back(with), c.without.push_back(without), c.moved = moved;
+      c.efficiency.push_back(cs[0].with.back() / with);
+    }
+  }
+  std::vector<scaling_row> rows;
+  for (const config& c : cs) rows.push_back({c.gpus, median(c.with) * 1e3, median(c.without) * 1e3, c.moved, median(c.efficiency)});
+  return rows;
 }
 
 }  // namespace
@@ -178,7 +214,7 @@ int main(int argc, char** argv) {
   int gpus = 3;
   const std::string gpu = "host stand-in";
 #endif
-  int iters = 20, steps = 30;
+  int iters = 20, steps = 30, reps = 5;
   std::string out;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
@@ -186,9 +222,10 @@ int main(int argc, char** argv) {
     else if (k == "--gpus") gpus = std::min(gpus, std::atoi(argv[i + 1]));
     else if (k == "--iters") iters = std::atoi(argv[i + 1]);
     else if (k == "--steps") steps = std::atoi(argv[i + 1]);
+    else if (k == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
     else if (k == "--out") out = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: %s [--n per-GPU records] [--gpus G] [--iters I] [--steps S] [--out file.json]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--n per-GPU records] [--gpus G] [--iters I] [--steps S] [--reps R] [--out file.json]\n", argv[0]);
       return 2;
     }
   }
@@ -197,7 +234,7 @@ int main(int argc, char** argv) {
   // 10% leaving takes migrate's streaming split, 2% its gather-and-fill path.
   for (int g = 2; g <= gpus; ++g)
     for (float fraction : {0.1f, 0.02f}) mig.push_back(bench_migrate(g, n, iters, fraction));
-  for (int g = 1; g <= gpus; ++g) scale.push_back(bench_scaling(g, n, steps));
+  scale = bench_scaling(gpus, n, steps, reps);
 
   const double rec = double(sizeof(particle));
   std::printf("%s, %zu particles (%zu bytes each) per GPU\n\n", gpu.c_str(), n, sizeof(particle));
@@ -206,10 +243,11 @@ int main(int argc, char** argv) {
   for (const auto& m : mig)
     std::printf("| %d | %.0f (%.1f%%) | %.3f | %.3f | %.2fx | %.1f | %.3f |\n", m.gpus, m.moved_per_rank, 100.0 * m.moved_per_rank / double(n),
                 m.migrate_ms, m.raw_ms, m.raw_ms / m.migrate_ms, m.moved_per_rank * rec / (m.migrate_ms * 1e-3) / 1e9, m.idle_ms);
-  std::printf("\n| GPUs | step ms (kick-drift + migrate) | particles migrated per step | kick-drift only ms | weak-scaling efficiency |\n");
+  std::printf("\n%d steps a timing, median of %d repetitions:\n\n", steps, reps);
+  std::printf("| GPUs | step ms (kick-drift + migrate) | particles migrated per step | kick-drift only ms | weak-scaling efficiency |\n");
   std::printf("| ---: | ---: | ---: | ---: | ---: |\n");
   for (const auto& s : scale)
-    std::printf("| %d | %.3f | %.0f | %.3f | %.3f |\n", s.gpus, s.step_ms, s.moved_per_step, s.drift_only_ms, scale[0].step_ms / s.step_ms);
+    std::printf("| %d | %.3f | %.0f | %.3f | %.3f |\n", s.gpus, s.step_ms, s.moved_per_step, s.drift_only_ms, s.efficiency);
 
   if (!out.empty()) {
     char date[32];
@@ -217,7 +255,7 @@ int main(int argc, char** argv) {
     std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
     std::ofstream j(out);
     j << "{\n  \"gpu\": \"" << gpu << "\",\n  \"date\": \"" << date << "\",\n  \"records_per_gpu\": " << n << ",\n  \"record_bytes\": " << sizeof(particle)
-      << ",\n  \"iters\": " << iters << ",\n  \"steps\": " << steps << ",\n  \"migrate\": [";
+      << ",\n  \"iters\": " << iters << ",\n  \"steps\": " << steps << ",\n  \"reps\": " << reps << ",\n  \"migrate\": [";
     for (std::size_t i = 0; i < mig.size(); ++i)
       j << (i ? "," : "") << "\n    {\"gpus\": " << mig[i].gpus << ", \"moved_per_rank\": " << mig[i].moved_per_rank << ", \"migrate_ms\": " << mig[i].migrate_ms
         << ", \"nccl_raw_ms\": " << mig[i].raw_ms << ", \"raw_over_migrate\": " << mig[i].raw_ms / mig[i].migrate_ms
@@ -225,7 +263,7 @@ int main(int argc, char** argv) {
     j << "\n  ],\n  \"weak_scaling\": [";
     for (std::size_t i = 0; i < scale.size(); ++i)
       j << (i ? "," : "") << "\n    {\"gpus\": " << scale[i].gpus << ", \"step_ms\": " << scale[i].step_ms << ", \"moved_per_step\": " << scale[i].moved_per_step
-        << ", \"drift_only_ms\": " << scale[i].drift_only_ms << ", \"efficiency\": " << scale[0].step_ms / scale[i].step_ms << "}";
+        << ", \"drift_only_ms\": " << scale[i].drift_only_ms << ", \"efficiency\": " << scale[i].efficiency << "}";
     j << "\n  ]\n}\n";
   }
   return 0;
