@@ -467,7 +467,10 @@ TEST(Lifecycle, SelectIndicesByKeyReportsThePickedKeysRange) {
         if (keys[i] != keep) want.push_back(std::int64_t(i)), lo = std::min(lo, keys[i]), hi = std::max(hi, keys[i]);
       strata::buffer kb(sizeof(std::int32_t) * std::max<std::size_t>(n, 1), strata::memory_space::device);
       strata::copy_bytes(kb.data(), keys.data(), sizeof(std::int32_t) * n);
+      // Count, range and n index slots, all preset: nothing is written past the picked ones.
       strata::buffer ob(sizeof(std::int64_t) * (n + 2), strata::memory_space::device);
+      std::vector<std::int64_t> preset(n + 2, -7);
+      strata::copy_bytes(ob.data(), preset.data(), ob.bytes());
       auto* out = reinterpret_cast<std::int64_t*>(ob.data());
       strata::detail::select_indices_async(key_of{reinterpret_cast<const std::int32_t*>(kb.data()), keep}, strata::index_t(n), 0, out + 2, out,
                                            strata::stream_t{}, "test keyed selection", reinterpret_cast<std::uint32_t*>(out + 1));
@@ -476,6 +479,7 @@ TEST(Lifecycle, SelectIndicesByKeyReportsThePickedKeysRange) {
       strata::copy_bytes(got.data(), ob.data(), ob.bytes());
       ASSERT_EQ(got[0], std::int64_t(want.size()));
       for (std::size_t k = 0; k < want.size(); ++k) ASSERT_EQ(got[k + 2], want[k]) << "index " << k;
+      for (std::size_t k = want.size() + 2; k < n + 2; ++k) ASSERT_EQ(got[k], -7) << "slot " << k << " written";
       std::uint32_t range[2];
       std::memcpy(range, &got[1], sizeof range);
       const strata::detail::picked_key_range r = strata::detail::decode_key_range(range);
