@@ -332,22 +332,22 @@ class distributed_soa_vector {
   }
 
   /// Sends every record to rank dest(record) (a global rank). One coalesced pass reads what dest
-  /// needs, lists the records that leave and finds the range of their destinations (the one wait
-  /// before the exchange brings both to the host); then, when few
-  /// leave (at most 1 in leave_ratio_limit), they are gathered into a send buffer and the staying
-  /// records from the shard's end fill their places (work in proportion to the leaving records);
-  /// when many leave, one streaming pass splits the shard into the staying records, in order, and
-  /// the leaving ones (strata::partition_copy). The leaving records are grouped by destination,
-  /// stably (no sort and no further wait when they all go to one rank). Per-destination counts are
-  /// exchanged (in host memory when every rank is in this process, through NCCL otherwise), then
-  /// every column's runs go to their ranks in one NCCL group and arrive straight behind the
-  /// receiver's records, in source-rank order. The ranks of this process do their local work at once (a host thread
-  /// each). A rank's records afterwards: its staying records in their order (when few left, those
-  /// from the last places moved into the holes, in increasing order), then the arrivals. A
-  /// destination outside [0, size) throws before any record moves (every shard as it was). Send
-  /// and split buffers are kept between calls, so a steady migration allocates nothing. Returns
-  /// with the exchange queued on every rank's stream, where the container's own work (transform,
-  /// the next migrate) follows it; shard(), gather() and the reductions wait for it.
+  /// needs, lists the records that leave and finds the range of their destinations; one wait
+  /// brings both to the host. Then, when few leave (at most 1 in leave_ratio_limit), they are
+  /// gathered into a send buffer and the staying records from the shard's end fill their places
+  /// (work in proportion to the leaving records); when many leave, one streaming pass splits the
+  /// shard into the staying records, in order, and the leaving ones (strata::partition_copy). The
+  /// leaving records are grouped by destination, stably (no sort and no further wait when they all
+  /// go to one rank). Per-destination counts are exchanged (in host memory when every rank is in
+  /// this process, through NCCL otherwise), then every column's runs go to their ranks in one NCCL
+  /// group and arrive straight behind the receiver's records, in source-rank order. The ranks of
+  /// this process do their local work at once (a host thread each). A rank's records afterwards:
+  /// its staying records in their order (when few left, those from the last places moved into the
+  /// holes, in increasing order), then the arrivals. A destination outside [0, size) throws before
+  /// any record moves (every shard as it was). Send and split buffers are kept between calls, so a
+  /// steady migration allocates nothing. Returns with the exchange queued on every rank's stream,
+  /// where the container's own work (transform, the next migrate) follows it; shard(), gather()
+  /// and the reductions wait for it.
   template <class DestFn>
   migration_counts migrate(DestFn dest) {
     for (int l = 0; l < comm_->local_ranks(); ++l)
@@ -368,8 +368,8 @@ class distributed_soa_vector {
       send[k].assign(std::size_t(comm_->size()), 0);
       if (n == 0) return;
       // One coalesced read of what dest needs counts the leaving records per block; only blocks
-      // with leaving records list them.
-      // Scratch: [count][key range, two uint32][indices...], so one copy brings count and range.
+      // with leaving records list them. Scratch: [count][key range, two uint32][indices...], so
+      // one copy brings the count and the range.
       leaving[k] = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * (std::size_t(n) + 2), st);
       std::int64_t* count = leaving[k]->as<std::int64_t>();
       std::int64_t* idx = count + 2;
@@ -409,8 +409,8 @@ class distributed_soa_vector {
     });
     std::vector<soa_vector<T>*> into(locals);
     for (std::size_t k = 0; k < locals; ++k) into[k] = split[k] ? &spare_[k] : &shards_[k];
-    // No wait: outgoing_ and spare_ live on, and the next change of their size follows a wait on
-    // the rank's stream (the count above, or partition_copy's own).
+    // No wait: outgoing_ and spare_ live on, and the next migrate changes their size only after
+    // its first wait on the rank's stream, which the exchange queued here precedes.
     const migration_counts moved = exchange(outgoing_, send, into, false);
     for (std::size_t k = 0; k < locals; ++k) {
       if (split[k]) shards_[k].swap(spare_[k]);
