@@ -436,65 +436,6 @@ TEST(Lifecycle, SelectIndicesListsPickedIndicesInOrder) {
     }
 }
 
-/// A keyed pick: record i's key is keys[i]; it is picked when that is not `keep`.
-struct key_of {
-  const std::int32_t* keys;
-  std::int32_t keep;
-  STRATA_HD std::int32_t key(strata::index_t i) const { return keys[i]; }
-};
-
-// The keyed selection migrate's first pass uses: the same indices as a sequential loop, and the
-// smallest and largest key among the picked records only (kept records' keys lie outside it),
-// negative and extreme keys included; nothing picked gives an empty range (lo > hi).
-TEST(Lifecycle, SelectIndicesByKeyReportsThePickedKeysRange) {
-  STRATA_SEED_TRACE();
-  std::mt19937_64 g(test_seed());
-  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(2047), std::size_t(2049), std::size_t(100003), std::size_t(1) << 20})
-    for (int mode : {0, 1, 2, 3}) {
-      SCOPED_TRACE("n = " + std::to_string(n) + ", mode " + std::to_string(mode));
-      // The kept key lies outside the picked keys' range, so a range that counted kept records fails.
-      const std::int32_t keep = mode == 1 ? -1 : mode == 2 ? std::numeric_limits<std::int32_t>::min() : 100;
-      std::vector<std::int32_t> keys(n, keep);
-      for (std::size_t i = 0; i < n; ++i) {
-        if (mode == 1) keys[i] = g() % 1000 == 0 ? std::int32_t(g() % 7) : keep;  // sparse, keys 0-6
-        if (mode == 2) keys[i] = std::int32_t(std::uint32_t(g()));  // any int32, negative and extreme
-        if (mode == 3) keys[i] = i % 2 ? keep : (i % 6 == 0 ? -3 : 9);  // alternating, keys -3 and 9
-      }
-      if (n > 0 && mode == 2) keys[n / 2] = keep, keys[n - 1] = keep;
-      std::vector<std::int64_t> want;
-      std::int32_t lo = std::numeric_limits<std::int32_t>::max(), hi = std::numeric_limits<std::int32_t>::min();
-      for (std::size_t i = 0; i < n; ++i)
-        if (keys[i] != keep) want.push_back(std::int64_t(i)), lo = std::min(lo, keys[i]), hi = std::max(hi, keys[i]);
-      strata::buffer kb(sizeof(std::int32_t) * std::max<std::size_t>(n, 1), strata::memory_space::device);
-      strata::copy_bytes(kb.data(), keys.data(), sizeof(std::int32_t) * n);
-      // Count, range and n index slots, all preset: nothing is written past the picked ones.
-      strata::buffer ob(sizeof(std::int64_t) * (n + 2), strata::memory_space::device);
-      std::vector<std::int64_t> preset(n + 2, -7);
-      strata::copy_bytes(ob.data(), preset.data(), ob.bytes());
-      auto* out = reinterpret_cast<std::int64_t*>(ob.data());
-      strata::detail::select_indices_async(key_of{reinterpret_cast<const std::int32_t*>(kb.data()), keep}, strata::index_t(n), 0, out + 2, out,
-                                           strata::stream_t{}, "test keyed selection", reinterpret_cast<std::uint32_t*>(out + 1));
-      strata::synchronize(strata::stream_t{});
-      std::vector<std::int64_t> got(n + 2);
-      strata::copy_bytes(got.data(), ob.data(), ob.bytes());
-      ASSERT_EQ(got[0], std::int64_t(want.size()));
-      for (std::size_t k = 0; k < want.size(); ++k) ASSERT_EQ(got[k + 2], want[k]) << "index " << k;
-      for (std::size_t k = want.size() + 2; k < n + 2; ++k) ASSERT_EQ(got[k], -7) << "slot " << k << " written";
-      std::uint32_t range[2];
-      std::memcpy(range, &got[1], sizeof range);
-      const strata::detail::picked_key_range r = strata::detail::decode_key_range(range);
-      if (want.empty()) {
-        EXPECT_GT(r.lo, r.hi) << "an empty pick gives an empty range";
-      } else {
-        EXPECT_EQ(r.lo, lo);
-        EXPECT_EQ(r.hi, hi);
-      }
-    }
-  // A keyed pick without somewhere to put the range is refused before anything runs.
-  EXPECT_THROW(strata::detail::select_indices_async(key_of{nullptr, 0}, 10, 0, nullptr, nullptr, strata::stream_t{}, "test", nullptr),
-               std::invalid_argument);
-}
-
 TEST(Lifecycle, PartitionCopyWithoutPackets) {
   STRATA_SEED_TRACE();
   for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(4097), std::size_t(100003)}) {

@@ -104,6 +104,17 @@ TEST(Distributed, ScatterGatherTransformReduce) {
     }
 }
 
+/// What scatter() gives each rank: host split into `ranks` consecutive parts of near-equal size.
+template <class T>
+std::vector<std::vector<T>> held_by_rank(const std::vector<T>& host, int ranks) {
+  const std::size_t n = host.size();
+  std::vector<std::vector<T>> held(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r)
+    held[std::size_t(r)].assign(host.begin() + std::ptrdiff_t(n * std::size_t(r) / std::size_t(ranks)),
+                                host.begin() + std::ptrdiff_t(n * std::size_t(r + 1) / std::size_t(ranks)));
+  return held;
+}
+
 /// The model of migrate: held[r] are rank r's records before; returns what each rank holds after
 /// (first the records it kept: in order when more than 1 in leave_ratio_limit left; otherwise the
 /// staying records among its last k places, k leaving, fill the places of the leaving ones below
@@ -182,10 +193,7 @@ TEST(Distributed, MigrateMovesRecordsOfMixedLeaves) {
     const std::size_t n = 30011;
     const auto host = strata_test::random_records<cell_record>(n, 13);
     d.scatter(host);
-    std::vector<std::vector<cell_record>> held(static_cast<std::size_t>(ranks));
-    for (int r = 0; r < ranks; ++r)
-      held[std::size_t(r)].assign(host.begin() + std::ptrdiff_t(n * std::size_t(r) / std::size_t(ranks)),
-                                  host.begin() + std::ptrdiff_t(n * std::size_t(r + 1) / std::size_t(ranks)));
+    auto held = held_by_rank(host, ranks);
     std::int64_t expect_moved = 0;
     auto want = after_migrate(held, slab_of_w{ranks}, expect_moved);
     EXPECT_EQ(d.migrate(slab_of_w{ranks}).sent, expect_moved);
@@ -216,10 +224,7 @@ TEST(Distributed, MigrateSendsEveryRecordToItsRank) {
       auto host = strata_test::random_records<particle>(n, 9);
       for (auto& p : host) p.x = std::fmod(std::abs(p.x), 2.0f) - 1.0f, p.vx = std::fmod(p.vx, 0.05f);  // in the box, slow
       d.scatter(host);
-      std::vector<std::vector<particle>> held(static_cast<std::size_t>(ranks));
-      for (int r = 0; r < ranks; ++r)
-        held[std::size_t(r)].assign(host.begin() + std::ptrdiff_t(n * std::size_t(r) / std::size_t(ranks)),
-                                    host.begin() + std::ptrdiff_t(n * std::size_t(r + 1) / std::size_t(ranks)));
+      auto held = held_by_rank(host, ranks);
       // Scattered records: most leave (the streaming split).
       std::int64_t expect_moved = 0;
       auto want = after_migrate(held, slab_of{ranks}, expect_moved);
@@ -243,6 +248,35 @@ TEST(Distributed, MigrateSendsEveryRecordToItsRank) {
       expect_shards(d, want);
       EXPECT_EQ(d.size(), std::int64_t(n));
     }
+}
+
+// More ranks than migrate counts one by one (strata::detail::split_max_keys): the leaving records
+// are listed in order and sorted by destination instead, with the same result. The host stand-in
+// runs it; a CUDA machine would need that many GPUs.
+TEST(Distributed, MigrateWithMoreRanksThanASplitCounts) {
+  STRATA_SEED_TRACE();
+  const int ranks = strata::detail::split_max_keys + 2;
+#if defined(STRATA_BACKEND_CUDA)
+  int gpus = 0;
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < ranks) GTEST_SKIP() << "needs " << ranks << " GPUs";
+#endif
+  auto comm = dist::communicator::local(ranks);
+  dist::distributed_soa_vector<particle> d(comm);
+  const std::size_t n = 20011;
+  auto host = strata_test::random_records<particle>(n, 5);
+  for (auto& p : host) p.x = std::fmod(std::abs(p.x), 2.0f) - 1.0f, p.vx = std::fmod(p.vx, 0.05f);
+  d.scatter(host);
+  auto held = held_by_rank(host, ranks);
+  std::int64_t expect_moved = 0;
+  auto want = after_migrate(held, slab_of{ranks}, expect_moved);  // most leave, to many ranks
+  EXPECT_EQ(d.migrate(slab_of{ranks}).sent, expect_moved);
+  expect_shards(d, want);
+  d.transform(drift{0.02f});
+  for (int r = 0; r < ranks; ++r) held[std::size_t(r)] = d.shard(r).to_host();
+  want = after_migrate(held, slab_of{ranks}, expect_moved);  // a few leave, to both neighbours
+  EXPECT_EQ(d.migrate(slab_of{ranks}).sent, expect_moved);
+  EXPECT_GT(expect_moved, 0);
+  expect_shards(d, want);
 }
 
 /// Ranks as intervals of a record's fractional key shifted by `phase`: raising the phase by d moves
@@ -349,10 +383,7 @@ TEST(Distributed, RanksThatJoinSeparatelyMigrateAsOneJob) {
   const std::size_t n = 100003;
   auto host = strata_test::random_records<particle>(n, 11);
   for (auto& p : host) p.x = std::fmod(std::abs(p.x), 2.0f) - 1.0f, p.vx = std::fmod(p.vx, 0.05f);
-  std::vector<std::vector<particle>> held(static_cast<std::size_t>(ranks));
-  for (int r = 0; r < ranks; ++r)
-    held[std::size_t(r)].assign(host.begin() + std::ptrdiff_t(n * std::size_t(r) / std::size_t(ranks)),
-                                host.begin() + std::ptrdiff_t(n * std::size_t(r + 1) / std::size_t(ranks)));
+  auto held = held_by_rank(host, ranks);
   std::int64_t expect_moved = 0;
   const auto want = after_migrate(held, slab_of{ranks}, expect_moved);
   const ncclUniqueId id = dist::communicator::unique_id();

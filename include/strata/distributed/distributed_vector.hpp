@@ -8,6 +8,7 @@
 #include <strata/config.hpp>
 #include <strata/algorithm/compact.hpp>
 #include <strata/algorithm/select_indices.hpp>
+#include <strata/algorithm/split_by_key.hpp>
 #include <strata/algorithm/reduce.hpp>
 #include <strata/algorithm/sort.hpp>
 #include <strata/algorithm/transform.hpp>
@@ -71,8 +72,8 @@ struct goes_to {
   bool stays;
   STRATA_HD bool operator()(index_t i) const { return (int(dest(v.load(first + i))) == me) == stays; }
 };
-/// A keyed pick (strata::detail::keyed_pick): record i's key is its destination rank, and it is
-/// picked (it leaves) when that is not `keep`, the rank it is on.
+/// A keyed pick (strata::detail::keyed_pick, split_by_key.hpp): record i's key is its destination
+/// rank, and it is picked (it leaves) when that is not `keep`, the rank it is on.
 template <class View, class DestFn>
 struct leaving_for {
   View v;
@@ -332,14 +333,16 @@ class distributed_soa_vector {
   }
 
   /// Sends every record to rank dest(record) (a global rank). One coalesced pass reads what dest
-  /// needs, lists the records that leave and finds the range of their destinations; one wait
-  /// brings both to the host. Then, when few leave (at most 1 in leave_ratio_limit), they are
-  /// gathered into a send buffer and the staying records from the shard's end fill their places
-  /// (work in proportion to the leaving records); when many leave, one streaming pass splits the
-  /// shard into the staying records, in order, and the leaving ones (strata::partition_copy). The
-  /// leaving records are grouped by destination, stably (no sort and no further wait when they all
-  /// go to one rank). Per-destination counts are exchanged (in host memory when every rank is in
-  /// this process, through NCCL otherwise), then every column's runs go to their ranks in one NCCL
+  /// needs and counts, per block of records, the leaving ones for every destination, along with
+  /// the range of the destinations; one wait brings the totals to the host. Then, when few leave
+  /// (at most 1 in leave_ratio_limit), they are gathered into a send buffer grouped by destination
+  /// and the staying records from the shard's end fill their places (work in proportion to the
+  /// leaving records); when many leave, one streaming pass splits the shard into the staying
+  /// records, in order, and the leaving ones, grouped by destination. Both keep the records' order
+  /// within a destination and need no sort and no further wait (with more than split_max_keys
+  /// ranks, the leaving records are sorted by destination and their counts take a second wait).
+  /// Per-destination counts are exchanged (in host memory when every rank is in this process,
+  /// through NCCL otherwise), then every column's runs go to their ranks in one NCCL
   /// group and arrive straight behind the receiver's records, in source-rank order. The ranks of
   /// this process do their local work at once (a host thread each). A rank's records afterwards:
   /// its staying records in their order (when few left, those from the last places moved into the
@@ -357,8 +360,11 @@ class distributed_soa_vector {
     std::vector<std::unique_ptr<strata::detail::scratch_block>> leaving(locals);
     std::vector<index_t> leaving_count(locals, 0);
     std::vector<char> split(locals, 0);
-    // Every rank lists, checks and gathers its leaving records before any shard changes; one wait
-    // brings the count of leaving records and the range of their destinations.
+    // Every rank counts, checks and groups its leaving records before any shard changes. One pass
+    // counts them per destination (ranks up to split_max_keys; more ranks are listed in order and
+    // sorted by destination), one wait brings the counts and the range of the destinations.
+    // With two ranks every leaving record goes to the other one: nothing is counted per rank.
+    const int keys = comm_->size() > 2 && comm_->size() <= strata::detail::split_max_keys ? comm_->size() : 0;
     on_every_rank([&](int l) {
       strata::detail::device_guard g(comm_->device(l));
       const std::size_t k = std::size_t(l);
@@ -367,44 +373,56 @@ class distributed_soa_vector {
       const index_t n = v.size();
       send[k].assign(std::size_t(comm_->size()), 0);
       if (n == 0) return;
-      // One coalesced read of what dest needs counts the leaving records per block; only blocks
-      // with leaving records list them. Scratch: [count][key range, two uint32][indices...], so
-      // one copy brings the count and the range.
-      leaving[k] = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * (std::size_t(n) + 2), st);
-      std::int64_t* count = leaving[k]->as<std::int64_t>();
-      std::int64_t* idx = count + 2;
-      strata::detail::select_indices_async(detail::leaving_for<decltype(v), DestFn>{v, dest, comm_->rank(l)}, n, 0, idx, count, st,
-                                           "strata migrate (leaving records)", reinterpret_cast<std::uint32_t*>(count + 1));
-      struct {
-        std::int64_t count;
-        std::uint32_t range[2];
-      } head{};
-      static_assert(sizeof head == 2 * sizeof(std::int64_t));
-      copy_bytes_async(&head, count, sizeof head, st);
+      const detail::leaving_for<decltype(v), DestFn> pick{v, dest, comm_->rank(l)};
+      const std::size_t words = strata::detail::split_head_words(keys);
+      strata::detail::scratch_block head_block(sizeof(std::int64_t) * words, st);
+      strata::detail::keyed_split counted(pick, n, keys, head_block.as<std::int64_t>(), st, "strata migrate (leaving records)");
+      std::vector<std::int64_t> head(words);
+      copy_bytes_async(head.data(), head_block.data(), sizeof(std::int64_t) * words, st);
       synchronize(st);
-      const std::int64_t out = head.count;
-      leaving_count[k] = index_t(out);
-      if (out == 0) return;
-      const strata::detail::picked_key_range picked = strata::detail::decode_key_range(head.range);
-      const detail::key_range range(picked.lo, picked.hi);
+      const strata::detail::split_counts c = strata::detail::decode_split_head(head.data(), keys);
+      if (c.lo > c.hi) return;  // nothing leaves
+      const detail::key_range range(c.lo, c.hi);
       check_destinations(l, range, "migrate");
-      if (out > n / leave_ratio_limit) {
+      const index_t out = index_t(c.picked);
+      leaving_count[k] = out;
+      outgoing_[k].clear();
+      outgoing_[k].resize_for_overwrite(std::size_t(out));
+      const bool one_dest = c.lo == c.hi;
+      if (out > n / leave_ratio_limit && (keys > 0 || one_dest)) {
+        // Many leave: one streaming pass splits the shard into the staying records (in order) and
+        // the leaving ones, grouped by destination.
+        spare_[k].clear();
+        spare_[k].resize_for_overwrite(std::size_t(n - out));
+        counted.split(pick, v, spare_[k].view(), outgoing_[k].view(), keys > 0 ? c.single_key() : -1);
+        split[k] = 1;
+      } else if (out > n / leave_ratio_limit) {
         strata::partition_copy(shards_[k], spare_[k], outgoing_[k], detail::stays_on<DestFn>{dest, comm_->rank(l)}, st);
         split[k] = 1;
       } else {
-        outgoing_[k].clear();
-        outgoing_[k].resize_for_overwrite(std::size_t(out));
+        // Few leave: their indices, in order (for the holes they leave) and, when they go to
+        // several ranks, by destination (for the gather); scratch [in order][by destination].
+        const bool several = keys > 0 && c.single_key() < 0;
+        leaving[k] = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * std::size_t(out) * (several ? 2 : 1), st);
+        std::int64_t* in_order = leaving[k]->as<std::int64_t>();
+        std::int64_t* by_dest = several ? in_order + out : nullptr;
+        counted.list(pick, 0, in_order, by_dest);
         auto o = outgoing_[k].view();
-        strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, idx}, index_t(out), st, "strata migrate (gather)");
+        strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, several ? by_dest : in_order}, out, st, "strata migrate (gather)");
       }
-      send[k] = group_by_destination(l, outgoing_[k], dest, "migrate", &range);
+      if (keys > 0) {
+        send[k] = c.per_key;
+        send[k][std::size_t(comm_->rank(l))] = 0;
+      } else {
+        send[k] = group_by_destination(l, outgoing_[k], dest, "migrate", &range);  // nothing runs for one destination
+      }
     });
     // Every destination is valid: the shards change (queued on each rank's stream, no wait; each
     // rank's thread queues its own, so the GPUs start on them at once).
     on_every_rank([&](int l) {
       const std::size_t k = std::size_t(l);
       strata::detail::device_guard g(comm_->device(l));
-      if (!split[k] && leaving_count[k] > 0) fill_holes(l, leaving[k]->as<std::int64_t>() + 2, leaving_count[k], dest);
+      if (!split[k] && leaving_count[k] > 0) fill_holes(l, leaving[k]->as<std::int64_t>(), leaving_count[k], dest);
       leaving[k].reset();  // freed on the rank's stream, its device current
     });
     std::vector<soa_vector<T>*> into(locals);
