@@ -7,6 +7,7 @@
 //                energy all-reduced every 10th step) with N particles per GPU on 1, 2, ... GPUs:
 //                efficiency = time on 1 GPU / time on G, the median over repetitions that
 //                interleave the configurations and each start from the same particles.
+//   exchange ops NCCL alone: the same bytes to the ring neighbours as 7 column sends or one send.
 // Prints a markdown table and writes JSON (--out). The host backend runs the same code on its
 // stand-in transport (small N) so that CI compiles and exercises it.
 #include <strata/distributed/distributed_vector.hpp>
@@ -137,6 +138,53 @@ migrate_row bench_migrate(int gpus, std::size_t n, int iters, float fraction) {
   return {gpus, moved, median(t_migrate) * 1e3, median(t_raw) * 1e3, median(t_idle) * 1e3};
 }
 
+struct ops_row {
+  int gpus;
+  std::size_t records;
+  double per_column_ms, packed_ms;
+};
+/// What NCCL charges per operation: every rank exchanges `records` 28-byte records with each of its
+/// two ring neighbours, as 7 sends of 4-byte columns per neighbour (migrate's wire format) and as
+/// one send of the same bytes per neighbour, one group each time, median of iters.
+ops_row bench_exchange_ops(int gpus, std::size_t records, int iters) {
+  auto comm = dist::communicator::local(gpus);
+  constexpr int columns = 7;
+  const std::size_t col = records * sizeof(float), bytes = col * columns;
+  std::vector<strata::buffer> out, in;
+  for (int l = 0; l < comm.local_ranks(); ++l) {
+    strata::detail::device_guard g(comm.device(l));
+    out.emplace_back(2 * bytes, strata::memory_space::device);
+    in.emplace_back(2 * bytes, strata::memory_space::device);
+  }
+  auto once = [&](int pieces) {
+    const std::size_t piece = bytes / std::size_t(pieces);
+    comm.group([&] {
+      for (int l = 0; l < comm.local_ranks(); ++l) {
+        const int r = comm.rank(l);
+        const int peers[2] = {(r + 1) % gpus, (r + gpus - 1) % gpus};
+        for (int side = 0; side < (gpus > 2 ? 2 : 1); ++side)
+          for (int c = 0; c < pieces; ++c) {
+            const std::size_t at = std::size_t(side) * bytes + std::size_t(c) * piece;
+            comm.send(l, out[std::size_t(l)].data() + at, piece, peers[side]);
+            comm.recv(l, in[std::size_t(l)].data() + at, piece, peers[1 - side]);
+          }
+      }
+    });
+    comm.synchronize_all();
+  };
+  std::vector<double> t1, t7;
+  once(1), once(columns);
+  for (int i = 0; i < iters; ++i) {
+    double t0 = wall();
+    once(columns);
+    t7.push_back(wall() - t0);
+    t0 = wall();
+    once(1);
+    t1.push_back(wall() - t0);
+  }
+  return {gpus, records, median(t7) * 1e3, median(t1) * 1e3};
+}
+
 /// The demo's step on 1, 2, ..., G GPUs, each configuration in its own communicator and container,
 /// all held at once so that their timings interleave: repetition r times `steps` steps of every
 /// configuration in turn, each from the same scattered particles (so every repetition sees the
@@ -235,6 +283,9 @@ int main(int argc, char** argv) {
   for (int g = 2; g <= gpus; ++g)
     for (float fraction : {0.1f, 0.02f}) mig.push_back(bench_migrate(g, n, iters, fraction));
   scale = bench_scaling(gpus, n, steps, reps);
+  std::vector<ops_row> ops;
+  for (int g = 2; g <= gpus; ++g)
+    for (std::size_t k : {std::size_t(5000), n / 64}) ops.push_back(bench_exchange_ops(g, k, iters));
 
   const double rec = double(sizeof(particle));
   std::printf("%s, %zu particles (%zu bytes each) per GPU\n\n", gpu.c_str(), n, sizeof(particle));
@@ -248,6 +299,10 @@ int main(int argc, char** argv) {
   std::printf("| ---: | ---: | ---: | ---: | ---: |\n");
   for (const auto& s : scale)
     std::printf("| %d | %.3f | %.0f | %.3f | %.3f |\n", s.gpus, s.step_ms, s.moved_per_step, s.drift_only_ms, s.efficiency);
+
+  std::printf("\nNCCL exchange with the ring neighbours (both when there are more than 2 ranks), 7 columns of 4 bytes per record:\n\n");
+  std::printf("| GPUs | records per neighbour | 7 sends per neighbour ms | 1 packed send per neighbour ms |\n| ---: | ---: | ---: | ---: |\n");
+  for (const auto& o : ops) std::printf("| %d | %zu | %.3f | %.3f |\n", o.gpus, o.records, o.per_column_ms, o.packed_ms);
 
   if (!out.empty()) {
     char date[32];
@@ -264,6 +319,10 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < scale.size(); ++i)
       j << (i ? "," : "") << "\n    {\"gpus\": " << scale[i].gpus << ", \"step_ms\": " << scale[i].step_ms << ", \"moved_per_step\": " << scale[i].moved_per_step
         << ", \"drift_only_ms\": " << scale[i].drift_only_ms << ", \"efficiency\": " << scale[i].efficiency << "}";
+    j << "\n  ],\n  \"exchange_ops\": [";
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      j << (i ? "," : "") << "\n    {\"gpus\": " << ops[i].gpus << ", \"records_per_neighbour\": " << ops[i].records
+        << ", \"per_column_ms\": " << ops[i].per_column_ms << ", \"packed_ms\": " << ops[i].packed_ms << "}";
     j << "\n  ]\n}\n";
   }
   return 0;
