@@ -186,32 +186,36 @@ struct nudge_w {
 TEST(Distributed, MigrateMovesRecordsOfMixedLeaves) {
   STRATA_SEED_TRACE();
   using strata_test::cell_record;
-  for (int ranks : rank_counts()) {
-    SCOPED_TRACE(std::to_string(ranks) + " ranks");
-    auto comm = dist::communicator::local(ranks);
-    dist::distributed_soa_vector<cell_record> d(comm);
-    const std::size_t n = 30011;
-    const auto host = strata_test::random_records<cell_record>(n, 13);
-    d.scatter(host);
-    auto held = held_by_rank(host, ranks);
-    std::int64_t expect_moved = 0;
-    auto want = after_migrate(held, slab_of_w{ranks}, expect_moved);
-    EXPECT_EQ(d.migrate(slab_of_w{ranks}).sent, expect_moved);
-    expect_shards(d, want);
-    // Move a few: slabs shifted by a small amount of w[0] (every record's w[0] nudged on the host model too).
-    for (int r = 0; r < ranks; ++r) held[std::size_t(r)] = d.shard(r).to_host();
-    const nudge_w nudge{0.01};
-    d.transform(nudge);
-    for (auto& h : held)
-      for (auto& c : h) c = nudge(c);
-    want = after_migrate(held, slab_of_w{ranks}, expect_moved);
-    EXPECT_EQ(d.migrate(slab_of_w{ranks}).sent, expect_moved);
-    if (ranks > 1) {
-      EXPECT_GT(expect_moved, 0);
+  // Runs travel packed (every column in one message) up to the packing limit and column by column
+  // past it: both ways, with leaves of 8, 4, 2 and 1 bytes in the wire block.
+  for (int ranks : rank_counts())
+    for (std::size_t limit : {std::size_t(64) << 20, std::size_t(0)}) {
+      SCOPED_TRACE(std::to_string(ranks) + " ranks, packing limit " + std::to_string(limit));
+      auto comm = dist::communicator::local(ranks);
+      dist::distributed_soa_vector<cell_record> d(comm);
+      d.set_packing_limit(limit);
+      const std::size_t n = 30011;
+      const auto host = strata_test::random_records<cell_record>(n, 13);
+      d.scatter(host);
+      auto held = held_by_rank(host, ranks);
+      std::int64_t expect_moved = 0;
+      auto want = after_migrate(held, slab_of_w{ranks}, expect_moved);
+      EXPECT_EQ(d.migrate(slab_of_w{ranks}).sent, expect_moved);
+      expect_shards(d, want);
+      // Move a few: slabs shifted by a small amount of w[0] (every record's w[0] nudged on the host model too).
+      for (int r = 0; r < ranks; ++r) held[std::size_t(r)] = d.shard(r).to_host();
+      const nudge_w nudge{0.01};
+      d.transform(nudge);
+      for (auto& h : held)
+        for (auto& c : h) c = nudge(c);
+      want = after_migrate(held, slab_of_w{ranks}, expect_moved);
+      EXPECT_EQ(d.migrate(slab_of_w{ranks}).sent, expect_moved);
+      if (ranks > 1) {
+        EXPECT_GT(expect_moved, 0);
+      }
+      expect_shards(d, want);
+      EXPECT_EQ(d.size(), std::int64_t(n));
     }
-    expect_shards(d, want);
-    EXPECT_EQ(d.size(), std::int64_t(n));
-  }
 }
 
 TEST(Distributed, MigrateSendsEveryRecordToItsRank) {

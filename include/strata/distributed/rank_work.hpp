@@ -83,6 +83,14 @@ struct move_records {
     if (j < *count) v.store(index_t(to[j]), v.load(index_t(from[j])));
   }
 };
+/// to[to_at + i] = from[from_at + i]: packing a run of records into a wire block and back.
+template <class From, class To>
+struct copy_run {
+  From from;
+  To to;
+  index_t from_at, to_at;
+  STRATA_HD void operator()(index_t i) const { to.store(to_at + i, from.load(from_at + i)); }
+};
 /// Whether a record's destination is rank `me` (it stays).
 template <class DestFn>
 struct stays_on {
