@@ -2,8 +2,9 @@
 """Tables, JSON and a plot from the distributed_bench runs of this directory's calls.
 
 Usage: python3 summarize.py OUT_PREFIX CALL [CALL...]  (e.g. ../nvidia-h200-x4-2026-11-26-split-by-key call1 call2)
-Writes OUT_PREFIX.md, OUT_PREFIX.json and OUT_PREFIX.png; new = this change, old = 9a35573's build,
-run alternately in each call (bench-new*.json, bench-old*.json)."""
+Writes OUT_PREFIX.md, OUT_PREFIX.json and OUT_PREFIX.png; new = this change, old = the build it is
+compared with, run alternately in each call (bench-new*/bench-packed* against bench-old*/
+bench-unpacked*); TITLE (environment) names the comparison."""
 import glob, json, os, statistics, sys
 
 import matplotlib
@@ -16,13 +17,14 @@ runs = []
 for c in calls:
     for f in sorted(glob.glob(os.path.join(here, c, "bench-*.json"))):
         d = json.load(open(f))
-        d["call"], d["variant"] = c, ("old" if "old" in os.path.basename(f) else "new")
+        d["call"], d["variant"] = c, ("old" if ("old" in os.path.basename(f) or "unpacked" in os.path.basename(f)) else "new")
         d["file"] = os.path.relpath(f, os.path.dirname(here))
         runs.append(d)
 gpu = runs[0]["gpu"]
-lines = [f"# distributed_bench on {len(runs[0]['weak_scaling'])} x {gpu}, {runs[0]['date']}: migrate's keyed split (new) against 9a35573 (old)", "",
+title = os.environ.get("TITLE", "migrate's keyed split (new) against 9a35573 (old)")
+lines = [f"# distributed_bench on {len(runs[0]['weak_scaling'])} x {gpu}, {runs[0]['date']}: {title}", "",
          f"{runs[0]['records_per_gpu']} particles ({runs[0]['record_bytes']} bytes) per GPU; new and old alternated in each call; raw files in raw-2026-11-26-split-by-key/.", ""]
-lines += ["## Weak scaling of the demo step (efficiency = 1-GPU step / G-GPU step, median of 5 interleaved repetitions)", "",
+lines += [f"## Weak scaling of the demo step (efficiency = 1-GPU step / G-GPU step, median of {runs[0]['reps']} interleaved repetitions)", "",
           "| call | variant | " + " | ".join(f"{s['gpus']} GPUs step ms (eff.)" for s in runs[0]["weak_scaling"]) + " |",
           "| --- | --- | " + " | ".join("---:" for _ in runs[0]["weak_scaling"]) + " |"]
 for r in runs:
