@@ -139,8 +139,9 @@ class distributed_soa_vector {
   /// within a destination and need no sort and no further wait (with more than split_max_keys
   /// ranks, the leaving records are sorted by destination and their counts take a second wait).
   /// Per-destination counts are exchanged (in host memory when every rank is in this process,
-  /// through NCCL otherwise), then every column's runs go to their ranks in one NCCL
-  /// group and arrive straight behind the receiver's records, in source-rank order. The ranks of
+  /// through NCCL otherwise), then the runs go to their ranks in one NCCL group (each run of at
+  /// most packing_limit() bytes as one message, larger ones column by column) and arrive behind
+  /// the receiver's records, in source-rank order. The ranks of
   /// this process do their local work at once (a host thread each). A rank's records afterwards:
   /// its staying records in their order (when few left, those from the last places moved into the
   /// holes, in increasing order), then the arrivals. A destination outside [0, size) throws before
@@ -183,12 +184,12 @@ class distributed_soa_vector {
       check_destinations(l, range, "migrate");
       const index_t out = index_t(c.picked);
       leaving_count[k] = out;
-      outgoing_[k].clear();
-      outgoing_[k].resize_for_overwrite(std::size_t(out));
       const bool one_dest = c.lo == c.hi;
       if (out > n / leave_ratio_limit && (keys > 0 || one_dest)) {
         // Many leave: one streaming pass splits the shard into the staying records (in order) and
         // the leaving ones, grouped by destination.
+        outgoing_[k].clear();
+        outgoing_[k].resize_for_overwrite(std::size_t(out));
         spare_[k].clear();
         spare_[k].resize_for_overwrite(std::size_t(n - out));
         counted.split(pick, v, spare_[k].view(), outgoing_[k].view(), keys > 0 ? c.single_key() : -1);
@@ -204,6 +205,8 @@ class distributed_soa_vector {
         std::int64_t* in_order = leaving[k]->as<std::int64_t>();
         std::int64_t* by_dest = several ? in_order + out : nullptr;
         counted.list(pick, 0, in_order, by_dest);
+        outgoing_[k].clear();
+        outgoing_[k].resize_for_overwrite(std::size_t(out));
         auto o = outgoing_[k].view();
         strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, several ? by_dest : in_order}, out, st, "strata migrate (gather)");
       }
