@@ -376,6 +376,49 @@ TEST(Distributed, DestinationsOutOfRangeAreRefusedBeforeAnythingMoves) {
   for (std::size_t i = 0; i < host.size(); ++i) ASSERT_TRUE(same(back[i], host[i])) << "record " << i << " moved or changed";
 }
 
+/// Only the last rank holds records with a bad destination: every rank stops at the meeting after
+/// the counting, none sends, and the next migration (with good destinations) runs as usual.
+struct bad_on_heavy {
+  int ranks;
+  STRATA_HD int operator()(const particle& p) const { return p.mass > 1.5f ? ranks + 3 : slab_of{ranks}(p); }
+};
+TEST(Distributed, OneRanksBadDestinationStopsEveryRank) {
+  STRATA_SEED_TRACE();
+  for (int ranks : rank_counts()) {
+    if (ranks < 2) continue;
+    auto comm = dist::communicator::local(ranks);
+    dist::distributed_soa_vector<particle> d(comm);
+    const std::size_t n = 30011;
+    auto host = strata_test::random_records<particle>(n, 21);
+    for (auto& p : host) p.x = std::fmod(std::abs(p.x), 2.0f) - 1.0f, p.mass = std::fmod(std::abs(p.mass), 1.0f);
+    // scatter gives the last rank the last slice: only it holds heavy records.
+    for (std::size_t i = n - n / std::size_t(ranks) + 1; i < n; i += 97) host[i].mass = 2.0f;
+    d.scatter(host);
+    try {
+      d.migrate(bad_on_heavy{ranks});
+      FAIL() << "nothing thrown";
+    } catch (const strata::size_error& e) {
+      EXPECT_NE(std::string(e.what()).find("a record of rank " + std::to_string(ranks - 1) + " names rank " + std::to_string(ranks + 3)),
+                std::string::npos)
+          << e.what();
+    }
+    const auto back = d.gather();
+    ASSERT_EQ(back.size(), host.size()) << ranks << " ranks";
+    for (std::size_t i = 0; i < host.size(); ++i) ASSERT_TRUE(same(back[i], host[i])) << ranks << " ranks: record " << i << " moved or changed";
+    for (auto& p : host) p.mass = std::fmod(p.mass, 1.0f);
+    auto held = held_by_rank(host, ranks);
+    std::int64_t expect_moved = 0;
+    const auto want = after_migrate(held, slab_of{ranks}, expect_moved);
+    d.scatter(host);
+    EXPECT_EQ(d.migrate(slab_of{ranks}).sent, expect_moved) << ranks << " ranks";
+    for (int r = 0; r < ranks; ++r) {
+      const auto got = d.shard(r).to_host();
+      ASSERT_EQ(got.size(), want[std::size_t(r)].size()) << ranks << " ranks, rank " << r;
+      for (std::size_t i = 0; i < got.size(); ++i) ASSERT_TRUE(same(got[i], want[std::size_t(r)][i])) << "rank " << r << " record " << i;
+    }
+  }
+}
+
 #if defined(STRATA_BACKEND_CUDA)
 /// The layout of a job of one process per GPU: each rank joins through ncclCommInitRank with the
 /// unique id rank 0 made and drives only its own shard (a host thread per rank stands in for a
@@ -436,6 +479,45 @@ TEST(Distributed, StandInRefusesUnmatchedTransfers) {
   }),
                dist::transport_error);
   EXPECT_THROW(comm.send(0, a.data(), 8, 2), strata::size_error);
+}
+
+// rank_group: each rank issues its part from its own thread; the stand-in meets them all, then
+// matches. A mismatch, or a rank whose part throws, fails every rank instead of leaving one waiting.
+TEST(Distributed, StandInMatchesTransfersIssuedFromEveryRanksThread) {
+  auto comm = dist::communicator::local(3);
+  std::vector<std::vector<int>> data = {{1, 2}, {3, 4}, {5, 6}}, got(3, std::vector<int>(2, 0));
+  auto each = [&](auto part) {
+    std::vector<std::string> errors(3);
+    std::vector<std::thread> t;
+    for (int l = 0; l < 3; ++l)
+      t.emplace_back([&, l] {
+        try {
+          comm.rank_group(l, [&] { part(l); });
+        } catch (const dist::transport_error& e) {
+          errors[std::size_t(l)] = e.what();
+        }
+      });
+    for (auto& th : t) th.join();
+    return errors;
+  };
+  // A ring: rank l sends its pair to l + 1.
+  auto errors = each([&](int l) {
+    comm.send(l, data[std::size_t(l)].data(), 2 * sizeof(int), (l + 1) % 3);
+    comm.recv(l, got[std::size_t(l)].data(), 2 * sizeof(int), (l + 2) % 3);
+  });
+  for (int l = 0; l < 3; ++l) {
+    EXPECT_EQ(errors[std::size_t(l)], "");
+    EXPECT_EQ(got[std::size_t(l)], data[std::size_t((l + 2) % 3)]) << "rank " << l;
+  }
+  errors = each([&](int l) {
+    comm.send(l, data[std::size_t(l)].data(), 2 * sizeof(int), (l + 1) % 3);
+    comm.recv(l, got[std::size_t(l)].data(), (l == 1 ? 1 : 2) * sizeof(int), (l + 2) % 3);
+  });
+  for (int l = 0; l < 3; ++l) EXPECT_NE(errors[std::size_t(l)].find("receives 4"), std::string::npos) << "rank " << l << ": " << errors[std::size_t(l)];
+  errors = each([&](int l) {
+    if (l == 2) comm.send(l, data[2].data(), 8, 7);  // no rank 7: this rank's part throws
+  });
+  for (int l = 0; l < 3; ++l) EXPECT_NE(errors[std::size_t(l)].find("rank 2's exchange failed"), std::string::npos) << "rank " << l << ": " << errors[std::size_t(l)];
 }
 #endif
 

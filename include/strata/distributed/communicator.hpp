@@ -7,7 +7,8 @@
 //
 // Point-to-point calls go inside group(): all sends and receives of one exchange are issued there
 // (NCCL's grouping; the stand-in executes them at the group's end, k-th send from a to b against
-// k-th receive at b from a).
+// k-th receive at b from a). Where every local rank has a host thread of its own, each may issue
+// its own rank's part in rank_group() instead, at the same time as the others.
 #pragma once
 
 #include <strata/config.hpp>
@@ -19,8 +20,11 @@
 #include <nccl.h>
 #endif
 
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -154,6 +158,50 @@ class communicator {
     match();
 #endif
   }
+  /// Issues the sends and receives f makes for local rank l, from l's own thread: every local rank
+  /// calls this at once, each from a thread of its own (one exchange; NCCL groups per thread, and
+  /// the stand-in meets every local rank before it matches the transfers). A failure on one rank
+  /// (f throws, or the transfers do not match) throws on every rank, so none waits for ever.
+  template <class F>
+  void rank_group(int l, F&& f) {
+#if defined(STRATA_BACKEND_CUDA)
+    (void)l;
+    group(std::forward<F>(f));
+#else
+    meeting& m = *meeting_;
+    const std::size_t k = std::size_t(l);
+    m.sends[k].clear(), m.recvs[k].clear();
+    m.open[k] = 1;
+    std::string failure;
+    try {
+      f();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    m.open[k] = 0;
+    std::unique_lock<std::mutex> g(m.m);
+    if (!failure.empty() && m.error.empty()) m.error = "strata: rank " + std::to_string(rank(l)) + "'s exchange failed: " + failure;
+    const unsigned long generation = m.generation;
+    if (++m.arrived == local_ranks()) {
+      sends_.clear(), recvs_.clear();
+      for (int q = 0; q < local_ranks(); ++q) {
+        sends_.insert(sends_.end(), m.sends[std::size_t(q)].begin(), m.sends[std::size_t(q)].end());
+        recvs_.insert(recvs_.end(), m.recvs[std::size_t(q)].begin(), m.recvs[std::size_t(q)].end());
+      }
+      if (m.error.empty()) try {
+          match();
+        } catch (const std::exception& e) {
+          m.error = e.what();
+        }
+      m.result = m.error, m.error.clear();
+      m.arrived = 0, ++m.generation;
+      m.met.notify_all();
+    } else {
+      m.met.wait(g, [&] { return m.generation != generation; });
+    }
+    if (!m.result.empty()) throw transport_error(m.result);
+#endif
+  }
   /// `bytes` bytes from local rank `from` to global rank `to` (inside group()).
   void send(int from, const void* p, std::size_t bytes, int to) {
     check_peer(to, "send");
@@ -161,7 +209,9 @@ class communicator {
     strata::detail::device_guard g(device(from));
     detail::nccl_check(ncclSend(p, bytes, ncclUint8, to, comms_.at(std::size_t(from)), stream(from)), "ncclSend");
 #else
-    sends_.push_back({rank(from), to, const_cast<void*>(p), bytes});
+    const transfer t{rank(from), to, const_cast<void*>(p), bytes};
+    if (meeting_->open[std::size_t(from)]) meeting_->sends[std::size_t(from)].push_back(t);
+    else sends_.push_back(t);
 #endif
   }
   /// `bytes` bytes at local rank `at` from global rank `from` (inside group()).
@@ -171,7 +221,9 @@ class communicator {
     strata::detail::device_guard g(device(at));
     detail::nccl_check(ncclRecv(p, bytes, ncclUint8, from, comms_.at(std::size_t(at)), stream(at)), "ncclRecv");
 #else
-    recvs_.push_back({from, rank(at), p, bytes});
+    const transfer t{from, rank(at), p, bytes};
+    if (meeting_->open[std::size_t(at)]) meeting_->recvs[std::size_t(at)].push_back(t);
+    else recvs_.push_back(t);
 #endif
   }
 
@@ -231,6 +283,8 @@ class communicator {
     streams_.push_back(s);
 #else
     streams_.push_back(stream_t{});
+    if (!meeting_) meeting_ = std::make_unique<meeting>();
+    meeting_->sends.emplace_back(), meeting_->recvs.emplace_back(), meeting_->open.push_back(0);
 #endif
   }
   void check_peer(int peer, const char* what) const {
@@ -244,6 +298,8 @@ class communicator {
     streams_.swap(o.streams_);
 #if defined(STRATA_BACKEND_CUDA)
     comms_.swap(o.comms_);
+#else
+    meeting_.swap(o.meeting_);
 #endif
   }
 
@@ -275,6 +331,18 @@ class communicator {
                               ", which does not send");
   }
   std::vector<transfer> sends_, recvs_;
+  /// rank_group()'s meeting point: each local rank's transfers (written by its own thread only
+  /// while open), and the threads that have arrived.
+  struct meeting {
+    std::vector<std::vector<transfer>> sends, recvs;
+    std::vector<char> open;  // a byte per rank: each thread writes its own
+    std::mutex m;
+    std::condition_variable met;
+    int arrived = 0;
+    unsigned long generation = 0;
+    std::string error, result;
+  };
+  std::unique_ptr<meeting> meeting_;
 #endif
 
   int size_ = 0;

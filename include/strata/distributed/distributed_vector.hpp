@@ -14,6 +14,7 @@
 #include <strata/algorithm/transform.hpp>
 #include <strata/container/soa_vector.hpp>
 #include <strata/distributed/communicator.hpp>
+#include <strata/distributed/exchange.hpp>
 #include <strata/distributed/rank_work.hpp>
 #include <strata/memory/scratch.hpp>
 
@@ -29,11 +30,6 @@
 #include <vector>
 
 namespace strata::distributed {
-
-/// What one migrate() moved: records this process's ranks sent to other ranks and received.
-struct migration_counts {
-  std::int64_t sent = 0, received = 0;
-};
 
 template <class T>
 class distributed_soa_vector {
@@ -138,103 +134,49 @@ class distributed_soa_vector {
   /// records, in order, and the leaving ones, grouped by destination. Both keep the records' order
   /// within a destination and need no sort and no further wait (with more than split_max_keys
   /// ranks, the leaving records are sorted by destination and their counts take a second wait).
-  /// Per-destination counts are exchanged (in host memory when every rank is in this process,
-  /// through NCCL otherwise), then the runs go to their ranks in one NCCL group (each run of at
-  /// most packing_limit() bytes as one message, larger ones column by column) and arrive behind
-  /// the receiver's records, in source-rank order. The ranks of
-  /// this process do their local work at once (a host thread each). A rank's records afterwards:
-  /// its staying records in their order (when few left, those from the last places moved into the
-  /// holes, in increasing order), then the arrivals. A destination outside [0, size) throws before
-  /// any record moves (every shard as it was). Send and split buffers are kept between calls, so a
-  /// steady migration allocates nothing. Returns with the exchange queued on every rank's stream,
-  /// where the container's own work (transform, the next migrate) follows it; shard(), gather()
-  /// and the reductions wait for it.
+  /// The runs then go to their ranks through NCCL (each run of at most packing_limit() bytes as
+  /// one message, larger ones column by column) and arrive behind the receiver's records, in
+  /// source-rank order. Every local rank does all of its part on a host thread of its own, its
+  /// NCCL calls included; the ranks meet twice: when every rank's counts are known (and checked),
+  /// and when every rank holds the memory its exchange needs, so that a bad destination or a
+  /// failed allocation on any rank throws before any record moves (every shard as it was). A
+  /// rank's records afterwards: its staying records in their order (when few left, those from the
+  /// last places moved into the holes, in increasing order), then the arrivals. Send and split
+  /// buffers are kept between calls, so a steady migration allocates nothing. Returns with the
+  /// exchange queued on every rank's stream, where the container's own work (transform, the next
+  /// migrate) follows it; shard(), gather() and the reductions wait for it.
   template <class DestFn>
   migration_counts migrate(DestFn dest) {
     for (int l = 0; l < comm_->local_ranks(); ++l)
       if (ghosts(l) != 0) throw size_error("strata: migrate: rank " + std::to_string(comm_->rank(l)) + " holds ghosts; drop_ghosts() first");
     const std::size_t locals = std::size_t(comm_->local_ranks());
     counts send(locals);
-    std::vector<std::unique_ptr<strata::detail::scratch_block>> leaving(locals);
-    std::vector<index_t> leaving_count(locals, 0);
-    std::vector<char> split(locals, 0);
-    // Every rank counts, checks and groups its leaving records before any shard changes. One pass
-    // counts them per destination (ranks up to split_max_keys; more ranks are listed in order and
-    // sorted by destination), one wait brings the counts and the range of the destinations.
+    std::vector<migration_counts> moved(locals);
+    detail::rank_barrier counted_all{int(locals)}, ready_all{int(locals)};
     // With two ranks every leaving record goes to the other one: nothing is counted per rank.
     const int keys = comm_->size() > 2 && comm_->size() <= strata::detail::split_max_keys ? comm_->size() : 0;
     on_every_rank([&](int l) {
       strata::detail::device_guard g(comm_->device(l));
       const std::size_t k = std::size_t(l);
-      const stream_t st = comm_->stream(l);
-      auto v = shards_[k].view();
-      const index_t n = v.size();
-      send[k].assign(std::size_t(comm_->size()), 0);
-      if (n == 0) return;
-      const detail::leaving_for<decltype(v), DestFn> pick{v, dest, comm_->rank(l)};
-      const std::size_t words = strata::detail::split_head_words(keys);
-      strata::detail::scratch_block head_block(sizeof(std::int64_t) * words, st);
-      strata::detail::keyed_split counted(pick, n, keys, head_block.as<std::int64_t>(), st, "strata migrate (leaving records)");
-      std::vector<std::int64_t> head(words);
-      copy_bytes_async(head.data(), head_block.data(), sizeof(std::int64_t) * words, st);
-      synchronize(st);
-      const strata::detail::split_counts c = strata::detail::decode_split_head(head.data(), keys);
-      if (c.lo > c.hi) return;  // nothing leaves
-      const detail::key_range range(c.lo, c.hi);
-      check_destinations(l, range, "migrate");
-      const index_t out = index_t(c.picked);
-      leaving_count[k] = out;
-      const bool one_dest = c.lo == c.hi;
-      if (out > n / leave_ratio_limit && (keys > 0 || one_dest)) {
-        // Many leave: one streaming pass splits the shard into the staying records (in order) and
-        // the leaving ones, grouped by destination.
-        outgoing_[k].clear();
-        outgoing_[k].resize_for_overwrite(std::size_t(out));
-        spare_[k].clear();
-        spare_[k].resize_for_overwrite(std::size_t(n - out));
-        counted.split(pick, v, spare_[k].view(), outgoing_[k].view(), keys > 0 ? c.single_key() : -1);
-        split[k] = 1;
-      } else if (out > n / leave_ratio_limit) {
-        strata::partition_copy(shards_[k], spare_[k], outgoing_[k], detail::stays_on<DestFn>{dest, comm_->rank(l)}, st);
-        split[k] = 1;
-      } else {
-        // Few leave: their indices, in order (for the holes they leave) and, when they go to
-        // several ranks, by destination (for the gather); scratch [in order][by destination].
-        const bool several = keys > 0 && c.single_key() < 0;
-        leaving[k] = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * std::size_t(out) * (several ? 2 : 1), st);
-        std::int64_t* in_order = leaving[k]->as<std::int64_t>();
-        std::int64_t* by_dest = several ? in_order + out : nullptr;
-        counted.list(pick, 0, in_order, by_dest);
-        outgoing_[k].clear();
-        outgoing_[k].resize_for_overwrite(std::size_t(out));
-        auto o = outgoing_[k].view();
-        strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, several ? by_dest : in_order}, out, st, "strata migrate (gather)");
-      }
-      if (keys > 0) {
-        send[k] = c.per_key;
-        send[k][std::size_t(comm_->rank(l))] = 0;
-      } else {
-        send[k] = group_by_destination(l, outgoing_[k], dest, "migrate", &range);  // nothing runs for one destination
-      }
-    });
-    // Every destination is valid: the shards change (queued on each rank's stream, no wait; each
-    // rank's thread queues its own, so the GPUs start on them at once).
-    on_every_rank([&](int l) {
-      const std::size_t k = std::size_t(l);
-      strata::detail::device_guard g(comm_->device(l));
-      if (!split[k] && leaving_count[k] > 0) fill_holes(l, leaving[k]->as<std::int64_t>(), leaving_count[k], dest);
-      leaving[k].reset();  // freed on the rank's stream, its device current
-    });
-    std::vector<soa_vector<T>*> into(locals);
-    for (std::size_t k = 0; k < locals; ++k) into[k] = split[k] ? &spare_[k] : &shards_[k];
-    // No wait: outgoing_ and spare_ live on, and the next migrate changes their size only after
-    // its first wait on the rank's stream, which the exchange queued here precedes.
-    const migration_counts moved = exchange(outgoing_, send, into, false);
-    for (std::size_t k = 0; k < locals; ++k) {
-      if (split[k]) shards_[k].swap(spare_[k]);
+      std::unique_ptr<strata::detail::scratch_block> leaving;  // the leaving records' indices (few leave)
+      index_t out = 0;
+      bool split = false;
+      // Counts, checks and groups the leaving records; no shard changes.
+      if (!counted_all.after([&] { out = group_leaving(l, dest, keys, send[k], leaving, split); })) return;  // another rank failed
+      const std::size_t base = shards_[k].size() - std::size_t(out);
+      const auto ex = prepare_exchange(l, outgoing_[k], send, split ? spare_[k] : shards_[k], base, ready_all);
+      if (!ex) return;
+      if (!split && out > 0) fill_holes(l, leaving->as<std::int64_t>(), out, dest);
+      leaving.reset();  // freed on the rank's stream, behind the moves
+      // No wait: outgoing_ and spare_ live on, and the next migrate changes their size only after
+      // its first wait on the rank's stream, which the exchange queued here precedes.
+      moved[k] = ex->run();
+      if (split) shards_[k].swap(spare_[k]);
       owned_[k] = shards_[k].size();
-    }
-    return moved;
+    });
+    migration_counts total;
+    for (const migration_counts& m : moved) total.sent += m.sent, total.received += m.received;
+    return total;
   }
   /// migrate() streams the whole shard (partition_copy) when more than 1 in this many records
   /// leave a rank, and moves only the leaving records and as many others otherwise: a record moved
@@ -263,11 +205,16 @@ class distributed_soa_vector {
         strata::copy_if(own, outgoing[std::size_t(l)], detail::ghost_selected<GhostFn>{ghost_of, k, comm_->rank(l)}, st);
         send[std::size_t(l)] = group_by_destination(l, outgoing[std::size_t(l)], detail::ghost_destination<GhostFn>{ghost_of, k}, "halo_exchange");
       }
-      std::vector<soa_vector<T>*> into;
-      for (auto& sh : shards_) into.push_back(&sh);
-      // outgoing is freed at the end of this pass: the sends must be done first.
-      const migration_counts moved = exchange(outgoing, send, into, true);
-      total.sent += moved.sent, total.received += moved.received;
+      // The ghosts arrive behind each rank's records; every rank holds the memory for them before
+      // any sends (a failed allocation throws with no ghost sent).
+      detail::rank_barrier ready_all{locals};
+      std::vector<migration_counts> moved(static_cast<std::size_t>(locals));
+      on_every_rank([&](int l) {
+        const std::size_t q = std::size_t(l);
+        if (const auto ex = prepare_exchange(l, outgoing[q], send, shards_[q], shards_[q].size(), ready_all)) moved[q] = ex->run();
+      });
+      comm_->synchronize_all();  // outgoing is freed at the end of this pass: the sends must be done first
+      for (const migration_counts& m : moved) total.sent += m.sent, total.received += m.received;
     }
     return total;
   }
@@ -315,6 +262,78 @@ class distributed_soa_vector {
       copy_bytes_async(to.view().column_bytes(c) + std::size_t(to_at) * w, from.view().column_bytes(c) + std::size_t(at) * w,
                        std::size_t(n) * w, st);
     }
+  }
+
+  /// Local rank l's part of an exchange (detail::rank_exchange): out[p's run] to rank p, arrivals
+  /// behind `into`'s first `base` records. Prepared, then every local rank meets at `ready`: null
+  /// when another rank failed to prepare (that rank throws why), so that none sends alone.
+  std::unique_ptr<detail::rank_exchange<T>> prepare_exchange(int l, soa_vector<T>& out, const counts& send, soa_vector<T>& into, std::size_t base,
+                                                             detail::rank_barrier& ready) {
+    std::unique_ptr<detail::rank_exchange<T>> ex;
+    const bool all = ready.after([&] {
+      ex = std::make_unique<detail::rank_exchange<T>>(*comm_, l, out, send[std::size_t(l)], detail::receive_counts(*comm_, l, send), into, base,
+                                                      pack_limit_);
+    });
+    return all ? std::move(ex) : nullptr;
+  }
+  /// migrate()'s first step on local rank l, which changes no shard: counts the leaving records per
+  /// destination (one pass, one wait), refuses a destination outside the job's ranks, and groups
+  /// the leaving records by destination into outgoing_[l]. Many leaving: one pass splits the shard
+  /// (the staying records to spare_[l], `split` set). Few: they are gathered, and their indices,
+  /// ascending, stay in `leaving` for the holes they leave. send_l gets the count for every rank;
+  /// returns how many leave.
+  template <class DestFn>
+  index_t group_leaving(int l, DestFn dest, int keys, std::vector<std::int64_t>& send_l, std::unique_ptr<strata::detail::scratch_block>& leaving,
+                        bool& split) {
+    const std::size_t k = std::size_t(l);
+    const stream_t st = comm_->stream(l);
+    auto v = shards_[k].view();
+    const index_t n = v.size();
+    send_l.assign(std::size_t(comm_->size()), 0);
+    if (n == 0) return 0;
+    const detail::leaving_for<decltype(v), DestFn> pick{v, dest, comm_->rank(l)};
+    const std::size_t words = strata::detail::split_head_words(keys);
+    strata::detail::scratch_block head_block(sizeof(std::int64_t) * words, st);
+    strata::detail::keyed_split counted(pick, n, keys, head_block.as<std::int64_t>(), st, "strata migrate (leaving records)");
+    std::vector<std::int64_t> head(words);
+    copy_bytes_async(head.data(), head_block.data(), sizeof(std::int64_t) * words, st);
+    synchronize(st);
+    const strata::detail::split_counts c = strata::detail::decode_split_head(head.data(), keys);
+    if (c.lo > c.hi) return 0;  // nothing leaves
+    const detail::key_range range(c.lo, c.hi);
+    check_destinations(l, range, "migrate");
+    const index_t out = index_t(c.picked);
+    const bool one_dest = c.lo == c.hi;
+    if (out > n / leave_ratio_limit && (keys > 0 || one_dest)) {
+      outgoing_[k].clear();
+      outgoing_[k].resize_for_overwrite(std::size_t(out));
+      spare_[k].clear();
+      spare_[k].resize_for_overwrite(std::size_t(n - out));
+      counted.split(pick, v, spare_[k].view(), outgoing_[k].view(), keys > 0 ? c.single_key() : -1);
+      split = true;
+    } else if (out > n / leave_ratio_limit) {
+      strata::partition_copy(shards_[k], spare_[k], outgoing_[k], detail::stays_on<DestFn>{dest, comm_->rank(l)}, st);
+      split = true;
+    } else {
+      // Their indices in order (for the holes) and, when they go to several ranks, by destination
+      // (for the gather); scratch [in order][by destination].
+      const bool several = keys > 0 && c.single_key() < 0;
+      leaving = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * std::size_t(out) * (several ? 2 : 1), st);
+      std::int64_t* in_order = leaving->as<std::int64_t>();
+      std::int64_t* by_dest = several ? in_order + out : nullptr;
+      counted.list(pick, 0, in_order, by_dest);
+      outgoing_[k].clear();
+      outgoing_[k].resize_for_overwrite(std::size_t(out));
+      auto o = outgoing_[k].view();
+      strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, several ? by_dest : in_order}, out, st, "strata migrate (gather)");
+    }
+    if (keys > 0) {
+      send_l = c.per_key;
+      send_l[std::size_t(comm_->rank(l))] = 0;
+    } else {
+      send_l = group_by_destination(l, outgoing_[k], dest, "migrate", &range);  // nothing runs for one destination
+    }
+    return out;
   }
 
   /// Closes the holes `count` leaving records (ascending indices idx) leave in local rank l's shard
@@ -386,145 +405,6 @@ class distributed_soa_vector {
     copy_bytes(off.data(), offsets.data(), off.size() * sizeof(std::int64_t));
     for (int p = 0; p < R; ++p) c[std::size_t(p)] = off[std::size_t(p + 1)] - off[std::size_t(p)];
     return c;
-  }
-
-  /// A message of m records, packed: the records as an SoA block of capacity round_capacity(m), the
-  /// layout a soa_vector of that capacity has, so that one NCCL send carries every column and both
-  /// sides know the layout from m alone.
-  static std::size_t wire_capacity(std::int64_t m) { return soa_vector<T>::layout_type::round_capacity(std::size_t(m)); }
-  static std::size_t wire_bytes(std::int64_t m) { return soa_vector<T>::layout_type::bytes(wire_capacity(m)); }
-  static auto wire_view(std::byte* base, std::int64_t m, memory_location where) {
-    using view = typename soa_vector<T>::view_type;
-    cuda::std::array<std::byte*, soa_vector<T>::leaves> cols{};
-    const std::size_t c = wire_capacity(m);
-    for (std::size_t i = 0; i < soa_vector<T>::leaves; ++i) cols[i] = base + soa_vector<T>::layout_type::column_offset(c, i);
-    return view(cols, index_t(m), index_t(c), where);
-  }
-  /// Whether a message of m records travels packed: at most packing_limit() bytes as a wire block.
-  bool packed(std::int64_t m) const { return m > 0 && soa_vector<T>::leaves > 1 && wire_bytes(m) <= pack_limit_; }
-
-  /// Sends run p of out[l] (grouped by destination, send[l][p] records each; none to rank l
-  /// itself) to rank p; the records that arrive are added behind into[l]'s records, in source-rank
-  /// order. Small runs travel packed (one message per rank pair: packed()), copied into a wire
-  /// block before the send and out of one after the receive, on the rank's stream; larger ones go
-  /// column by column, received in place. Waits for the exchange when `wait` (the caller frees
-  /// out).
-  migration_counts exchange(std::vector<soa_vector<T>>& out, const counts& send, const std::vector<soa_vector<T>*>& into, bool wait) {
-    const int R = comm_->size(), locals = comm_->local_ranks();
-    counts recv(static_cast<std::size_t>(locals), std::vector<std::int64_t>(static_cast<std::size_t>(R)));
-    exchange_counts(send, recv);
-    migration_counts moved;
-    counts send_at(static_cast<std::size_t>(locals)), recv_at(static_cast<std::size_t>(locals));
-    counts wire_out_at(static_cast<std::size_t>(locals)), wire_in_at(static_cast<std::size_t>(locals));
-    // Wire blocks live in stream-ordered scratch: freed behind the unpacking on the rank's stream.
-    std::vector<std::unique_ptr<strata::detail::scratch_block>> wire_out(static_cast<std::size_t>(locals)), wire_in(static_cast<std::size_t>(locals));
-    for (int l = 0; l < locals; ++l) {
-      strata::detail::device_guard g(comm_->device(l));
-      const std::size_t k = std::size_t(l);
-      const stream_t st = comm_->stream(l);
-      recv[k][std::size_t(comm_->rank(l))] = 0;
-      std::int64_t total = std::int64_t(into[k]->size()), at = 0;
-      std::size_t out_bytes = 0, in_bytes = 0;
-      for (int p = 0; p < R; ++p) {
-        const std::int64_t n_out = send[k][std::size_t(p)], n_in = recv[k][std::size_t(p)];
-        recv_at[k].push_back(total), total += n_in;
-        send_at[k].push_back(at), at += n_out;
-        wire_out_at[k].push_back(std::int64_t(out_bytes)), out_bytes += packed(n_out) ? wire_bytes(n_out) : 0;
-        wire_in_at[k].push_back(std::int64_t(in_bytes)), in_bytes += packed(n_in) ? wire_bytes(n_in) : 0;
-        moved.sent += n_out, moved.received += n_in;
-      }
-      // A growth copies the records on the default stream: the rank's queued work (the moves
-      // that fill holes) must be done first.
-      if (std::size_t(total) > into[k]->capacity()) synchronize(st);
-      into[k]->resize_for_overwrite(std::size_t(total));
-      if (out_bytes > 0) wire_out[k] = std::make_unique<strata::detail::scratch_block>(out_bytes, st);
-      if (in_bytes > 0) wire_in[k] = std::make_unique<strata::detail::scratch_block>(in_bytes, st);
-      auto o = out[k].view();
-      for (int p = 0; p < R; ++p) {
-        const std::int64_t n_out = send[k][std::size_t(p)];
-        if (!packed(n_out)) continue;
-        auto w = wire_view(wire_out[k]->data() + wire_out_at[k][std::size_t(p)], n_out, o.location());
-        strata::detail::run_each(detail::copy_run<decltype(o), decltype(w)>{o, w, index_t(send_at[k][std::size_t(p)]), 0}, index_t(n_out), st,
-                                 "strata exchange (pack)");
-      }
-    }
-    comm_->group([&] {
-      for (int l = 0; l < locals; ++l) {
-        const std::size_t k = std::size_t(l);
-        const int me = comm_->rank(l);
-        for (int p = 0; p < R; ++p) {
-          if (p == me) continue;
-          const std::int64_t n_out = send[k][std::size_t(p)], n_in = recv[k][std::size_t(p)];
-          if (packed(n_out)) comm_->send(l, wire_out[k]->data() + wire_out_at[k][std::size_t(p)], wire_bytes(n_out), p);
-          if (packed(n_in)) comm_->recv(l, wire_in[k]->data() + wire_in_at[k][std::size_t(p)], wire_bytes(n_in), p);
-          for (std::size_t c = 0; c < soa_vector<T>::leaves; ++c) {
-            const std::size_t w = soa_vector<T>::layout_type::leaf_sizes[c];
-            if (n_out > 0 && !packed(n_out))
-              comm_->send(l, out[k].view().column_bytes(c) + std::size_t(send_at[k][std::size_t(p)]) * w, std::size_t(n_out) * w, p);
-            if (n_in > 0 && !packed(n_in))
-              comm_->recv(l, into[k]->view().column_bytes(c) + std::size_t(recv_at[k][std::size_t(p)]) * w, std::size_t(n_in) * w, p);
-          }
-        }
-      }
-    });
-    for (int l = 0; l < locals; ++l) {
-      const std::size_t k = std::size_t(l);
-      if (!wire_in[k] && !wire_out[k]) continue;
-      strata::detail::device_guard g(comm_->device(l));
-      const stream_t st = comm_->stream(l);
-      auto v = into[k]->view();
-      for (int p = 0; p < R; ++p) {
-        const std::int64_t n_in = recv[k][std::size_t(p)];
-        if (!packed(n_in)) continue;
-        auto w = wire_view(wire_in[k]->data() + wire_in_at[k][std::size_t(p)], n_in, v.location());
-        strata::detail::run_each(detail::copy_run<decltype(w), decltype(v)>{w, v, 0, index_t(recv_at[k][std::size_t(p)])}, index_t(n_in), st,
-                                 "strata exchange (unpack)");
-      }
-      wire_in[k].reset(), wire_out[k].reset();  // freed on the rank's stream, behind the unpacking
-    }
-    if (wait) comm_->synchronize_all();
-    return moved;
-  }
-
-  /// recv[l][p] = send[p's local index][rank(l)] across the job. When every rank is in this
-  /// process the counts are already in its memory; otherwise one 8-byte send and receive per pair
-  /// of ranks, through device buffers (NCCL moves device memory).
-  void exchange_counts(const std::vector<std::vector<std::int64_t>>& send, std::vector<std::vector<std::int64_t>>& recv) {
-    const int R = comm_->size(), locals = comm_->local_ranks();
-    if (comm_->all_local()) {
-      for (int l = 0; l < locals; ++l)
-        for (int q = 0; q < locals; ++q) recv[std::size_t(l)][std::size_t(comm_->rank(q))] = send[std::size_t(q)][std::size_t(comm_->rank(l))];
-      return;
-    }
-    const std::size_t bytes = sizeof(std::int64_t) * std::size_t(R);
-    std::vector<std::unique_ptr<strata::detail::scratch_block>> out(static_cast<std::size_t>(locals)), in(static_cast<std::size_t>(locals));
-    for (int l = 0; l < locals; ++l) {
-      strata::detail::device_guard g(comm_->device(l));
-      const stream_t st = comm_->stream(l);
-      out[std::size_t(l)] = std::make_unique<strata::detail::scratch_block>(bytes, st);
-      in[std::size_t(l)] = std::make_unique<strata::detail::scratch_block>(bytes, st);
-      copy_bytes_async(out[std::size_t(l)]->data(), send[std::size_t(l)].data(), bytes, st);
-      // No rank sends to itself: its own slot is written here, so every byte read back is defined.
-      fill_bytes_async(in[std::size_t(l)]->data(), 0, bytes, st, memory_space::device);
-    }
-    comm_->group([&] {
-      for (int l = 0; l < locals; ++l)
-        for (int p = 0; p < R; ++p) {
-          if (p == comm_->rank(l)) continue;
-          comm_->send(l, out[std::size_t(l)]->data() + sizeof(std::int64_t) * std::size_t(p), sizeof(std::int64_t), p);
-          comm_->recv(l, in[std::size_t(l)]->data() + sizeof(std::int64_t) * std::size_t(p), sizeof(std::int64_t), p);
-        }
-    });
-    for (int l = 0; l < locals; ++l) {
-      strata::detail::device_guard g(comm_->device(l));
-      copy_bytes_async(recv[std::size_t(l)].data(), in[std::size_t(l)]->data(), bytes, comm_->stream(l));
-    }
-    comm_->synchronize_all();
-    for (int l = 0; l < locals; ++l) {
-      strata::detail::device_guard g(comm_->device(l));
-      recv[std::size_t(l)][std::size_t(comm_->rank(l))] = send[std::size_t(l)][std::size_t(comm_->rank(l))];
-      out[std::size_t(l)].reset(), in[std::size_t(l)].reset();
-    }
   }
 
   /// f(l) for every local rank l, each on a host thread of its own when there are several (their

@@ -142,6 +142,47 @@ struct plus {
   }
 };
 
+/// A meeting point for the local ranks of one rank_threads::run: arrive(ok) returns once every
+/// rank has arrived, true when all arrived with ok. A rank whose work failed still arrives (with
+/// false), so that the others learn of it and stop instead of waiting for ever. One use.
+class rank_barrier {
+ public:
+  explicit rank_barrier(int ranks) : left_(ranks) {}
+  bool arrive(bool ok) {
+    if (!ok) failed_.store(true);
+    if (left_.fetch_sub(1) == 1) {
+      std::lock_guard<std::mutex> g(m_);
+      met_ = true;
+      cv_.notify_all();
+    } else if (!strata::detail::spin_until([&] { return left_.load() == 0; })) {
+      std::unique_lock<std::mutex> g(m_);
+      cv_.wait(g, [&] { return met_; });
+    }
+    return !failed_.load();
+  }
+  /// f(), then arrive: f's exception is rethrown once this rank has arrived (so that no rank waits
+  /// for ever); otherwise, whether every rank's work succeeded.
+  template <class F>
+  bool after(F&& f) {
+    std::exception_ptr failure;
+    try {
+      f();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    const bool all = arrive(!failure);
+    if (failure) std::rethrow_exception(failure);
+    return all;
+  }
+
+ private:
+  std::atomic<int> left_;
+  std::atomic<bool> failed_{false};
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool met_ = false;
+};
+
 /// One host thread per local rank past the first, kept for the container's life: starting threads
 /// per call costs more than a small migration's GPU work (about 0.1 ms per thread on the 2 x H200
 /// machine). run(f) calls f(l) for every local rank l, rank 0 on the caller's thread, each worker

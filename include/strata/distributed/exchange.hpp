@@ -1,0 +1,167 @@
+// One local rank's part of moving records between ranks: the counts it receives, and the runs of
+// records themselves. Every local rank runs its part on a host thread of its own (the container's
+// rank threads), so the ranks' launches and NCCL calls go out side by side instead of queueing
+// behind one thread while the GPUs wait for them.
+#pragma once
+
+#include <strata/config.hpp>
+#include <strata/container/soa_vector.hpp>
+#include <strata/distributed/communicator.hpp>
+#include <strata/distributed/rank_work.hpp>
+#include <strata/memory/scratch.hpp>
+#include <strata/algorithm/transform.hpp>  // run_each
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+namespace strata::distributed {
+
+/// What one migrate() moved: records this process's ranks sent to other ranks and received.
+struct migration_counts {
+  std::int64_t sent = 0, received = 0;
+};
+
+namespace detail {
+
+using rank_counts = std::vector<std::vector<std::int64_t>>;  // [local rank][global rank]
+
+/// What local rank l receives: recv[p] records from rank p, where send[q][p] is what local rank q
+/// sends to rank p (every local rank's row written before any rank calls this). When every rank
+/// is in this process the counts are in host memory already; otherwise one 8-byte send and receive
+/// per pair of ranks through NCCL (rank_group: every local rank calls this at once).
+inline std::vector<std::int64_t> receive_counts(communicator& comm, int l, const rank_counts& send) {
+  const int R = comm.size(), me = comm.rank(l);
+  std::vector<std::int64_t> recv(std::size_t(R), 0);
+  if (comm.all_local()) {
+    for (int q = 0; q < comm.local_ranks(); ++q)
+      if (comm.rank(q) != me) recv[std::size_t(comm.rank(q))] = send[std::size_t(q)][std::size_t(me)];
+    return recv;
+  }
+  strata::detail::device_guard g(comm.device(l));
+  const stream_t st = comm.stream(l);
+  const std::size_t bytes = sizeof(std::int64_t) * std::size_t(R);
+  strata::detail::scratch_block out(bytes, st), in(bytes, st);
+  copy_bytes_async(out.data(), send[std::size_t(l)].data(), bytes, st);
+  // No rank sends to itself: its own slot is written here, so every byte read back is defined.
+  fill_bytes_async(in.data(), 0, bytes, st, memory_space::device);
+  comm.rank_group(l, [&] {
+    for (int p = 0; p < R; ++p) {
+      if (p == me) continue;
+      comm.send(l, out.data() + sizeof(std::int64_t) * std::size_t(p), sizeof(std::int64_t), p);
+      comm.recv(l, in.data() + sizeof(std::int64_t) * std::size_t(p), sizeof(std::int64_t), p);
+    }
+  });
+  copy_bytes_async(recv.data(), in.data(), bytes, st);
+  synchronize(st);
+  return recv;
+}
+
+/// Local rank l's exchange of records: run p of `out` (send[p] records, runs in rank order, none
+/// for rank l itself) goes to rank p, and recv[p] records from rank p arrive behind `into`'s first
+/// `base` records, in source-rank order. A run of at most pack_limit bytes travels packed (one
+/// message per rank pair: copied into a wire block before the send and out of one after the
+/// receive); a larger one goes column by column, received in place. Two steps: construction does
+/// what can fail (grows `into`, takes the wire blocks) and sends nothing, so that a rank that fails
+/// there can stop every rank before any record moves; run() queues the copies and the transfers.
+template <class T>
+class rank_exchange {
+ public:
+  using vec = soa_vector<T>;
+  rank_exchange(communicator& comm, int l, vec& out, std::vector<std::int64_t> send, std::vector<std::int64_t> recv, vec& into, std::size_t base,
+                std::size_t pack_limit)
+      : comm_(&comm), l_(l), out_(&out), into_(&into), base_(base), pack_limit_(pack_limit), send_(std::move(send)), recv_(std::move(recv)) {
+    strata::detail::device_guard g(comm.device(l));
+    const stream_t st = comm.stream(l);
+    const std::size_t me = std::size_t(comm.rank(l));
+    send_[me] = recv_[me] = 0;
+    std::int64_t total = std::int64_t(base), at = 0;
+    std::size_t out_bytes = 0, in_bytes = 0;
+    for (std::size_t p = 0; p < send_.size(); ++p) {
+      recv_at_.push_back(total), total += recv_[p];
+      send_at_.push_back(at), at += send_[p];
+      wire_out_at_.push_back(out_bytes), out_bytes += packed(send_[p]) ? wire_bytes(send_[p]) : 0;
+      wire_in_at_.push_back(in_bytes), in_bytes += packed(recv_[p]) ? wire_bytes(recv_[p]) : 0;
+      moved_.sent += send_[p], moved_.received += recv_[p];
+    }
+    total_ = std::size_t(total);
+    if (total_ > into.capacity()) {
+      // A growth copies the records on the default stream: the rank's queued work, which may
+      // write them, must be done first.
+      synchronize(st);
+      into.reserve(std::max(total_, into.capacity() + into.capacity() / 2));
+    }
+    if (out_bytes > 0) wire_out_ = std::make_unique<strata::detail::scratch_block>(out_bytes, st);
+    if (in_bytes > 0) wire_in_ = std::make_unique<strata::detail::scratch_block>(in_bytes, st);
+  }
+
+  /// Sizes `into` (which holds base records by now) to take the arrivals, packs, sends and receives
+  /// (communicator::rank_group: every local rank runs its exchange at once), and unpacks, all
+  /// queued on the rank's stream; nothing waits. The wire blocks are freed behind the unpacking.
+  migration_counts run() {
+    strata::detail::device_guard g(comm_->device(l_));
+    const stream_t st = comm_->stream(l_);
+    if (into_->size() != base_) throw std::logic_error("strata: exchange: the receiving shard changed size between preparing and running");
+    into_->resize_for_overwrite(total_);  // within the capacity reserved: no device work
+    auto o = out_->view();
+    auto v = into_->view();
+    const int R = comm_->size(), me = comm_->rank(l_);
+    for (std::size_t p = 0; p < send_.size(); ++p) {
+      if (!packed(send_[p])) continue;
+      auto w = wire_view(wire_out_->data() + wire_out_at_[p], send_[p], o.location());
+      strata::detail::run_each(copy_run<decltype(o), decltype(w)>{o, w, index_t(send_at_[p]), 0}, index_t(send_[p]), st, "strata exchange (pack)");
+    }
+    comm_->rank_group(l_, [&] {
+      for (int p = 0; p < R; ++p) {
+        if (p == me) continue;
+        const std::size_t q = std::size_t(p);
+        const std::int64_t n_out = send_[q], n_in = recv_[q];
+        if (packed(n_out)) comm_->send(l_, wire_out_->data() + wire_out_at_[q], wire_bytes(n_out), p);
+        if (packed(n_in)) comm_->recv(l_, wire_in_->data() + wire_in_at_[q], wire_bytes(n_in), p);
+        for (std::size_t c = 0; c < vec::leaves; ++c) {
+          const std::size_t w = vec::layout_type::leaf_sizes[c];
+          if (n_out > 0 && !packed(n_out)) comm_->send(l_, o.column_bytes(c) + std::size_t(send_at_[q]) * w, std::size_t(n_out) * w, p);
+          if (n_in > 0 && !packed(n_in)) comm_->recv(l_, v.column_bytes(c) + std::size_t(recv_at_[q]) * w, std::size_t(n_in) * w, p);
+        }
+      }
+    });
+    for (std::size_t p = 0; p < recv_.size(); ++p) {
+      if (!packed(recv_[p])) continue;
+      auto w = wire_view(wire_in_->data() + wire_in_at_[p], recv_[p], v.location());
+      strata::detail::run_each(copy_run<decltype(w), decltype(v)>{w, v, 0, index_t(recv_at_[p])}, index_t(recv_[p]), st, "strata exchange (unpack)");
+    }
+    wire_in_.reset(), wire_out_.reset();  // freed on the rank's stream, behind the unpacking
+    return moved_;
+  }
+
+  /// A message of m records, packed: the records as an SoA block of capacity round_capacity(m), the
+  /// layout a soa_vector of that capacity has, so that one NCCL send carries every column and both
+  /// sides know the layout from m alone.
+  static std::size_t wire_capacity(std::int64_t m) { return vec::layout_type::round_capacity(std::size_t(m)); }
+  static std::size_t wire_bytes(std::int64_t m) { return vec::layout_type::bytes(wire_capacity(m)); }
+
+ private:
+  static auto wire_view(std::byte* base, std::int64_t m, memory_location where) {
+    using view = typename vec::view_type;
+    cuda::std::array<std::byte*, vec::leaves> cols{};
+    const std::size_t c = wire_capacity(m);
+    for (std::size_t i = 0; i < vec::leaves; ++i) cols[i] = base + vec::layout_type::column_offset(c, i);
+    return view(cols, index_t(m), index_t(c), where);
+  }
+  /// Whether a message of m records travels packed: at most pack_limit bytes as a wire block.
+  bool packed(std::int64_t m) const { return m > 0 && vec::leaves > 1 && wire_bytes(m) <= pack_limit_; }
+
+  communicator* comm_;
+  int l_;
+  vec *out_, *into_;
+  std::size_t base_, pack_limit_, total_ = 0;
+  std::vector<std::int64_t> send_, recv_, send_at_, recv_at_;
+  std::vector<std::size_t> wire_out_at_, wire_in_at_;
+  std::unique_ptr<strata::detail::scratch_block> wire_out_, wire_in_;
+  migration_counts moved_;
+};
+
+}  // namespace detail
+}  // namespace strata::distributed
