@@ -8,6 +8,8 @@
 //                efficiency = time on 1 GPU / time on G, the median over repetitions that
 //                interleave the configurations and each start from the same particles.
 //   exchange ops NCCL alone: the same bytes to the ring neighbours as 7 column sends or one send.
+//   passes       migrate's counting, listing and split passes alone on one GPU, with a device copy
+//                of the same records for scale.
 // Prints a markdown table and writes JSON (--out). The host backend runs the same code on its
 // stand-in transport (small N) so that CI compiles and exercises it.
 #include <strata/distributed/distributed_vector.hpp>
@@ -136,6 +138,63 @@ migrate_row bench_migrate(int gpus, std::size_t n, int iters, float fraction) {
     t_raw.push_back(wall() - t0);
   }
   return {gpus, moved, median(t_migrate) * 1e3, median(t_raw) * 1e3, median(t_idle) * 1e3};
+}
+
+/// Dest for the passes table: rank 1 for a fraction f of the particles (by the fraction of x * 1000,
+/// unrelated to x's slab), rank 0 for the others.
+struct share_of {
+  float f;
+  STRATA_HD int operator()(const particle& p) const {
+    const float w = p.x * 1000.0f;
+    return w - floorf(w) < f ? 1 : 0;
+  }
+};
+struct passes_row {
+  double fraction, count_ms, list_ms, split_ms, copy_ms;
+};
+/// migrate's passes alone on one GPU, n records of which a fraction leave: the counting pass (with
+/// the wait for its head), the listing pass (the few-leaving path: indices in order), the split
+/// (the many-leaving path: every record streamed to the staying or the leaving container), and a
+/// device copy of the records for scale (the split reads and writes each record once, as it does).
+/// Median of iters, each timed to the end of its work.
+passes_row bench_passes(std::size_t n, float fraction, int iters) {
+  strata::soa_vector<particle> a(make(n)), kept, left;
+  const strata::stream_t st{};
+  auto v = a.view();
+  const dist::detail::leaving_for<decltype(v), share_of> pick{v, share_of{fraction}, 0};
+  strata::detail::scratch_block head(sizeof(std::int64_t) * strata::detail::split_head_words(0), st);
+  std::vector<std::int64_t> h(strata::detail::split_head_words(0));
+  auto counted = [&] {
+    auto c = std::make_unique<strata::detail::keyed_split>(pick, strata::index_t(n), 0, head.as<std::int64_t>(), st, "bench passes");
+    strata::copy_bytes_async(h.data(), head.data(), sizeof(std::int64_t) * h.size(), st);
+    strata::synchronize(st);
+    return c;
+  };
+  const std::int64_t out = strata::detail::decode_split_head((counted(), h.data()), 0).picked;
+  kept.resize_for_overwrite(n - std::size_t(out)), left.resize_for_overwrite(std::size_t(out));
+  strata::soa_vector<particle> copy(n);
+  strata::detail::scratch_block idx(sizeof(std::int64_t) * std::size_t(std::max<std::int64_t>(out, 1)), st);
+  std::vector<double> tc, tl, ts, tcopy;
+  for (int i = -1; i < iters; ++i) {
+    double t0 = wall();
+    auto c = counted();
+    const double t1 = wall();
+    c->list(pick, 0, idx.as<std::int64_t>(), nullptr);
+    strata::synchronize(st);
+    const double t2 = wall();
+    auto c2 = counted();
+    const double t3 = wall();
+    c2->split(pick, v, kept.view(), left.view(), -1);
+    strata::synchronize(st);
+    const double t4 = wall();
+    for (std::size_t col = 0; col < strata::soa_vector<particle>::leaves; ++col)
+      strata::copy_bytes_async(copy.view().column_bytes(col), a.view().column_bytes(col), n * strata::soa_vector<particle>::layout_type::leaf_sizes[col], st);
+    strata::synchronize(st);
+    const double t5 = wall();
+    if (i < 0) continue;
+    tc.push_back(t1 - t0), tl.push_back(t2 - t1), ts.push_back(t4 - t3), tcopy.push_back(t5 - t4);
+  }
+  return {double(out) / double(n), median(tc) * 1e3, median(tl) * 1e3, median(ts) * 1e3, median(tcopy) * 1e3};
 }
 
 struct ops_row {
@@ -283,9 +342,11 @@ int main(int argc, char** argv) {
   for (int g = 2; g <= gpus; ++g)
     for (float fraction : {0.1f, 0.02f}) mig.push_back(bench_migrate(g, n, iters, fraction));
   scale = bench_scaling(gpus, n, steps, reps);
+  std::vector<passes_row> passes;
+  for (float fraction : {0.1f, 0.02f}) passes.push_back(bench_passes(n, fraction, iters));
   std::vector<ops_row> ops;
   for (int g = 2; g <= gpus; ++g)
-    for (std::size_t k : {std::size_t(5000), n / 64}) ops.push_back(bench_exchange_ops(g, k, iters));
+    for (std::size_t k : {std::size_t(5000), n / 64, n / 10}) ops.push_back(bench_exchange_ops(g, k, iters));
 
   const double rec = double(sizeof(particle));
   std::printf("%s, %zu particles (%zu bytes each) per GPU\n\n", gpu.c_str(), n, sizeof(particle));
@@ -303,6 +364,11 @@ int main(int argc, char** argv) {
   std::printf("\nNCCL exchange with the ring neighbours (both when there are more than 2 ranks), 7 columns of 4 bytes per record:\n\n");
   std::printf("| GPUs | records per neighbour | 7 sends per neighbour ms | 1 packed send per neighbour ms |\n| ---: | ---: | ---: | ---: |\n");
   for (const auto& o : ops) std::printf("| %d | %zu | %.3f | %.3f |\n", o.gpus, o.records, o.per_column_ms, o.packed_ms);
+
+  std::printf("\nmigrate's passes alone, one GPU, %zu records (wait included; copy: every column copied once, the bytes a split reads and writes):\n\n", n);
+  std::printf("| leaving | counting pass ms | listing pass ms | split pass ms | device copy ms | split / copy time |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  for (const auto& q : passes)
+    std::printf("| %.1f%% | %.3f | %.3f | %.3f | %.3f | %.2f |\n", 100.0 * q.fraction, q.count_ms, q.list_ms, q.split_ms, q.copy_ms, q.split_ms / q.copy_ms);
 
   if (!out.empty()) {
     char date[32];
@@ -323,6 +389,10 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < ops.size(); ++i)
       j << (i ? "," : "") << "\n    {\"gpus\": " << ops[i].gpus << ", \"records_per_neighbour\": " << ops[i].records
         << ", \"per_column_ms\": " << ops[i].per_column_ms << ", \"packed_ms\": " << ops[i].packed_ms << "}";
+    j << "\n  ],\n  \"passes\": [";
+    for (std::size_t i = 0; i < passes.size(); ++i)
+      j << (i ? "," : "") << "\n    {\"fraction\": " << passes[i].fraction << ", \"count_ms\": " << passes[i].count_ms << ", \"list_ms\": " << passes[i].list_ms
+        << ", \"split_ms\": " << passes[i].split_ms << ", \"copy_ms\": " << passes[i].copy_ms << "}";
     j << "\n  ]\n}\n";
   }
   return 0;
