@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <string>
 #include <thread>
@@ -187,9 +188,10 @@ TEST(Distributed, MigrateMovesRecordsOfMixedLeaves) {
   STRATA_SEED_TRACE();
   using strata_test::cell_record;
   // Runs travel packed (every column in one message) up to the packing limit and column by column
-  // past it: both ways, with leaves of 8, 4, 2 and 1 bytes in the wire block.
+  // past it: all packed (the default), none, and a limit that some runs of one exchange pass; with
+  // leaves of 8, 4, 2 and 1 bytes in the wire block.
   for (int ranks : rank_counts())
-    for (std::size_t limit : {std::size_t(64) << 20, std::size_t(0)}) {
+    for (std::size_t limit : {std::numeric_limits<std::size_t>::max(), std::size_t(0), std::size_t(1) << 15}) {
       SCOPED_TRACE(std::to_string(ranks) + " ranks, packing limit " + std::to_string(limit));
       auto comm = dist::communicator::local(ranks);
       dist::distributed_soa_vector<cell_record> d(comm);

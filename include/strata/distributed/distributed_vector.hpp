@@ -134,8 +134,8 @@ class distributed_soa_vector {
   /// records, in order, and the leaving ones, grouped by destination. Both keep the records' order
   /// within a destination and need no sort and no further wait (with more than split_max_keys
   /// ranks, the leaving records are sorted by destination and their counts take a second wait).
-  /// The runs then go to their ranks through NCCL (each run of at most packing_limit() bytes as
-  /// one message, larger ones column by column) and arrive behind the receiver's records, in
+  /// The runs then go to their ranks through NCCL (each run as one message, its columns packed,
+  /// unless packing_limit() says otherwise) and arrive behind the receiver's records, in
   /// source-rank order. Every local rank does all of its part on a host thread of its own, its
   /// NCCL calls included; the ranks meet twice: when every rank's counts are known (and checked),
   /// and when every rank holds the memory its exchange needs, so that a bad destination or a
@@ -221,12 +221,13 @@ class distributed_soa_vector {
   /// Ghost records at the end of local rank l's shard.
   std::size_t ghosts(int l) const { return shards_.at(std::size_t(l)).size() - owned_.at(std::size_t(l)); }
   /// Messages of migrate() and halo_exchange() of at most this many bytes travel packed: every
-  /// column of a run in one NCCL send, copied into a wire block before and out of one after. NCCL
-  /// charges each send and receive: the same bytes to two neighbours as 7 column sends took 0.16
-  /// ms against 0.06 ms as one send (5000 records, 4 x H200, bench/distributed.cpp), about 15 us
-  /// an operation. Packing costs a copy of the records on each side (four times the bytes through
-  /// memory, about 1 ms per 4 GB on those GPUs), so it pays up to what six saved operations' worth
-  /// of copying moves: about 64 MB, the default. 0 sends every column on its own. Every rank of a
+  /// column of a run in one NCCL send, copied into a wire block before and out of one after. One
+  /// send is faster at every size measured, even with the copies: the same bytes between two
+  /// H200s as 7 column sends or as one took 0.066-0.077 / 0.027-0.033 ms for 5000 records, 0.21 /
+  /// 0.14 ms for 2^20 and 1.19 / 0.65 ms for 6.7e6 (bench/distributed.cpp), where the two copies
+  /// cost about 0.09 ms each. So every run travels packed by default; the price is memory: wire
+  /// blocks as large as what a rank sends and receives, taken from the scratch pool for the call.
+  /// A smaller limit bounds that memory (0: every column on its own, in place). Every rank of a
   /// job must use the same limit (it decides the format of what a rank receives).
   void set_packing_limit(std::size_t bytes) { pack_limit_ = bytes; }
   std::size_t packing_limit() const { return pack_limit_; }
@@ -418,7 +419,7 @@ class distributed_soa_vector {
   std::vector<soa_vector<T>> shards_;
   std::vector<soa_vector<T>> outgoing_, spare_;  // migrate's send and split buffers, kept for the next call
   std::vector<std::size_t> owned_;  // each shard's own records; the rest are ghosts
-  std::size_t pack_limit_ = std::size_t(64) << 20;
+  std::size_t pack_limit_ = std::numeric_limits<std::size_t>::max();
   std::unique_ptr<detail::rank_threads> threads_;  // behind a pointer: the container stays movable
 };
 
