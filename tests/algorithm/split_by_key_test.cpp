@@ -218,6 +218,53 @@ TEST(SplitByKey, SplitsRecordsIntoKeptInOrderAndPickedByKey) {
         }
 }
 
+/// Records of five int64 (40 bytes): too wide to be held in registers through the split's ranking
+/// (split_early_bytes), so the split reads them after it; lane l of record i holds value(i) + l.
+struct wide {
+  std::int64_t v[5];
+};
+static_assert(sizeof(wide) * strata::detail::pick_items > strata::detail::split_early_bytes);
+struct wide_view {
+  wide* p;
+  STRATA_HD wide load(strata::index_t i) const { return p[i]; }
+  STRATA_HD void store(strata::index_t i, const wide& r) const { p[i] = r; }
+};
+TEST(SplitByKey, SplitsRecordsTooWideForRegisters) {
+  STRATA_SEED_TRACE();
+  std::mt19937_64 g(test_seed());
+  for (std::size_t n : sizes())
+    for (int nkeys : {0, 3})
+      for (int mode : {2, 4}) {
+        const std::int32_t keep = nkeys > 1 ? 1 : 5;
+        SCOPED_TRACE("n = " + std::to_string(n) + ", keys " + std::to_string(nkeys) + ", mode " + std::to_string(mode));
+        const std::vector<std::int32_t> keys = make_keys(n, nkeys, mode, keep, g);
+        const expected e = expect(keys, keep, nkeys);
+        std::vector<wide> records(n);
+        for (std::size_t i = 0; i < n; ++i)
+          for (int l = 0; l < 5; ++l) records[i].v[l] = value(i) + l;
+        const wide unset{{-7, -7, -7, -7, -7}};
+        strata::buffer kb = to_device(keys), rb = to_device(records);
+        strata::buffer kept = to_device(std::vector<wide>(e.kept.size() + 1, unset)), picked = to_device(std::vector<wide>(std::size_t(e.picked) + 1, unset));
+        strata::buffer head(sizeof(std::int64_t) * strata::detail::split_head_words(nkeys), strata::memory_space::device);
+        const key_of pick{reinterpret_cast<const std::int32_t*>(kb.data()), keep};
+        {
+          strata::detail::keyed_split s(pick, strata::index_t(n), nkeys, reinterpret_cast<std::int64_t*>(head.data()), strata::stream_t{}, "test split");
+          s.split(pick, wide_view{reinterpret_cast<wide*>(rb.data())}, wide_view{reinterpret_cast<wide*>(kept.data())},
+                  wide_view{reinterpret_cast<wide*>(picked.data())}, -1);
+        }
+        strata::synchronize(strata::stream_t{});
+        check_head(head, nkeys, e);
+        const std::vector<wide> got_kept = to_host<wide>(kept, e.kept.size() + 1), got_picked = to_host<wide>(picked, std::size_t(e.picked) + 1);
+        for (std::size_t k = 0; k < e.kept.size(); ++k)
+          for (int l = 0; l < 5; ++l) ASSERT_EQ(got_kept[k].v[l], e.kept[k] + l) << "kept record " << k << " lane " << l;
+        const std::vector<std::int64_t>& order = nkeys > 0 ? e.by_key : e.in_order;
+        for (std::size_t k = 0; k < order.size(); ++k)
+          for (int l = 0; l < 5; ++l) ASSERT_EQ(got_picked[k].v[l], value(std::size_t(order[k])) + l) << "picked record " << k << " lane " << l;
+        ASSERT_EQ(got_kept.back().v[4], -7) << "written past the kept records";
+        ASSERT_EQ(got_picked.back().v[0], -7) << "written past the picked records";
+      }
+}
+
 TEST(SplitByKey, RefusesWhatItCannotDo) {
   std::int64_t head[strata::detail::split_head_words(strata::detail::split_max_keys + 1)] = {};
   const key_of pick{nullptr, 0};

@@ -33,6 +33,10 @@ namespace detail {
 /// in shared memory. More keys (ranks) than this are listed in index order only (keys = 0).
 inline constexpr int split_max_keys = 32;
 
+/// Records of at most this many bytes per thread (pick_items of them) are held in registers through
+/// the split's ranking (the particle's 8 x 28 bytes are 56 registers); larger ones are read after it.
+inline constexpr std::size_t split_early_bytes = 256;
+
 /// The range of the picked keys travels as two unsigned words that both only go down (atomicMin),
 /// so that one byte-wise memset to 0xff makes it empty: word 0 is the smallest key biased (key ^
 /// 0x80000000, whose unsigned order is the keys' signed order), word 1 the largest biased and
@@ -231,6 +235,17 @@ __global__ void __launch_bounds__(pick_threads) split_records_kernel(Pick pick, 
   std::int32_t key[pick_items];
   block_picks(pick, n, b, f, key);
   const index_t base = b * pick_block_records + threadIdx.x;
+  // Small records are read into registers before the ranking, so that their loads are in flight
+  // while the block ranks and synchronizes instead of starting after it, item by item, behind the
+  // stores of the items before them (which may alias).
+  using record = decltype(from.load(index_t(0)));
+  constexpr bool early = sizeof(record) * pick_items <= split_early_bytes;
+  record rec[early ? pick_items : 1];
+  if constexpr (early) {
+    STRATA_UNROLL
+    for (int k = 0; k < pick_items; ++k)
+      if (base + k * pick_threads < n) rec[k] = from.load(base + k * pick_threads);
+  }
   STRATA_UNROLL
   for (int k = 0; k < pick_items; ++k) stay[k] = base + k * pick_threads < n && !f[k], f[k] = f[k] && key_in(key[k], keys);
   const split_block_starts at = block_starts(counts, ends, keys, blocks, b);
@@ -242,8 +257,10 @@ __global__ void __launch_bounds__(pick_threads) split_records_kernel(Pick pick, 
   STRATA_UNROLL
   for (int k = 0; k < pick_items; ++k) {
     const index_t i = base + k * pick_threads;
-    if (stay[k]) kept.store(index_t(at.kept + pos[k]), from.load(i));
-    else if (f[k]) picked_to.store(index_t((one_group ? at.picked : at.key_start[key[k]]) + rank[k]), from.load(i));
+    if (!stay[k] && !f[k]) continue;
+    const index_t to = stay[k] ? index_t(at.kept + pos[k]) : index_t((one_group ? at.picked : at.key_start[key[k]]) + rank[k]);
+    if constexpr (early) (stay[k] ? kept : picked_to).store(to, rec[k]);
+    else (stay[k] ? kept : picked_to).store(to, from.load(i));
   }
 }
 #endif
