@@ -67,7 +67,10 @@ if ! skip sanitize; then
         # NCCL's own kernels read their FIFOs before a peer writes them and share memory between
         # warps by design (initcheck and racecheck findings inside ncclDevKernel_*): only strata's
         # kernels are checked there.
+        # initcheck does not see what a peer GPU's NCCL kernel writes either: the copies out of
+        # received wire blocks (unpack_run) would read as uninitialized, so initcheck leaves them out.
         api=""; [ "$(basename "$t")" = distributed_test ] && api="--report-api-errors no --kernel-name-exclude kns=nccl"
+        [ "$(basename "$t")" = distributed_test ] && [ "$tool" = initcheck ] && api+=" --kernel-name-exclude kns=unpack_run"
         compute-sanitizer --tool "$tool" $extra $api --require-cuda-init no --error-exitcode 99 "$t" --gtest_brief=1 \
           --gtest_filter="-$skip_cases" >>"$LOGS/sanitize-$tool.log" 2>&1 || echo " $(basename "$t")" >>"$LOGS/sanitize-$tool.failed"
       done

@@ -130,7 +130,7 @@ class rank_exchange {
     for (std::size_t p = 0; p < recv_.size(); ++p) {
       if (!packed(recv_[p])) continue;
       auto w = wire_view(wire_in_->data() + wire_in_at_[p], recv_[p], v.location());
-      strata::detail::run_each(copy_run<decltype(w), decltype(v)>{w, v, 0, index_t(recv_at_[p])}, index_t(recv_[p]), st, "strata exchange (unpack)");
+      strata::detail::run_each(unpack_run<decltype(w), decltype(v)>{{w, v, 0, index_t(recv_at_[p])}}, index_t(recv_[p]), st, "strata exchange (unpack)");
     }
     wire_in_.reset(), wire_out_.reset();  // freed on the rank's stream, behind the unpacking
     return moved_;

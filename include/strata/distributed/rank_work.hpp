@@ -91,6 +91,11 @@ struct copy_run {
   index_t from_at, to_at;
   STRATA_HD void operator()(index_t i) const { to.store(to_at + i, from.load(from_at + i)); }
 };
+/// copy_run out of a wire block that NCCL filled: a type of its own, so that a sanitizer run can
+/// name its kernel (compute-sanitizer's initcheck does not see the writes a peer GPU's NCCL kernel
+/// makes, and reports every read of a received block as uninitialized).
+template <class From, class To>
+struct unpack_run : copy_run<From, To> {};
 /// Whether a record's destination is rank `me` (it stays).
 template <class DestFn>
 struct stays_on {
