@@ -520,6 +520,10 @@ TEST(Distributed, StandInMatchesTransfersIssuedFromEveryRanksThread) {
     if (l == 2) comm.send(l, data[2].data(), 8, 7);  // no rank 7: this rank's part throws
   });
   for (int l = 0; l < 3; ++l) EXPECT_NE(errors[std::size_t(l)].find("rank 2's exchange failed"), std::string::npos) << "rank " << l << ": " << errors[std::size_t(l)];
+  errors = each([&](int l) {
+    if (l == 1) throw 42;  // not a std::exception: still every rank hears of it
+  });
+  for (int l = 0; l < 3; ++l) EXPECT_NE(errors[std::size_t(l)].find("rank 1's exchange failed"), std::string::npos) << "rank " << l << ": " << errors[std::size_t(l)];
 }
 #endif
 

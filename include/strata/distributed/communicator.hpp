@@ -172,15 +172,18 @@ class communicator {
     const std::size_t k = std::size_t(l);
     m.sends[k].clear(), m.recvs[k].clear();
     m.open[k] = 1;
-    std::string failure;
+    bool failed = false;
+    std::string why;
     try {
       f();
     } catch (const std::exception& e) {
-      failure = e.what();
+      failed = true, why = e.what();
+    } catch (...) {
+      failed = true, why = "an exception that is not a std::exception";
     }
     m.open[k] = 0;
     std::unique_lock<std::mutex> g(m.m);
-    if (!failure.empty() && m.error.empty()) m.error = "strata: rank " + std::to_string(rank(l)) + "'s exchange failed: " + failure;
+    if (failed && m.error.empty()) m.error = "strata: rank " + std::to_string(rank(l)) + "'s exchange failed: " + why;
     const unsigned long generation = m.generation;
     if (++m.arrived == local_ranks()) {
       sends_.clear(), recvs_.clear();

@@ -138,8 +138,9 @@ class distributed_soa_vector {
   /// unless packing_limit() says otherwise) and arrive behind the receiver's records, in
   /// source-rank order. Every local rank does all of its part on a host thread of its own, its
   /// NCCL calls included; the ranks meet twice: when every rank's counts are known (and checked),
-  /// and when every rank holds the memory its exchange needs, so that a bad destination or a
-  /// failed allocation on any rank throws before any record moves (every shard as it was). A
+  /// and when every rank holds the memory its exchange needs (room for the arrivals, wire blocks),
+  /// so that a bad destination, or a rank that cannot get that memory, throws before any record
+  /// moves (every shard as it was). A
   /// rank's records afterwards: its staying records in their order (when few left, those from the
   /// last places moved into the holes, in increasing order), then the arrivals. Send and split
   /// buffers are kept between calls, so a steady migration allocates nothing. Returns with the
