@@ -258,9 +258,15 @@ __global__ void __launch_bounds__(pick_threads) split_records_kernel(Pick pick, 
   for (int k = 0; k < pick_items; ++k) {
     const index_t i = base + k * pick_threads;
     if (!stay[k] && !f[k]) continue;
+    // Two calls, not one on a choice of view: a reference to either kernel parameter would put
+    // both views in local memory.
     const index_t to = stay[k] ? index_t(at.kept + pos[k]) : index_t((one_group ? at.picked : at.key_start[key[k]]) + rank[k]);
-    if constexpr (early) (stay[k] ? kept : picked_to).store(to, rec[k]);
-    else (stay[k] ? kept : picked_to).store(to, from.load(i));
+    const record r = [&] {
+      if constexpr (early) return rec[k];
+      else return from.load(i);
+    }();
+    if (stay[k]) kept.store(to, r);
+    else picked_to.store(to, r);
   }
 }
 #endif
