@@ -401,14 +401,16 @@ struct byte_set {
   STRATA_HD bool operator()(strata::index_t i) const { return flags[i] != 0; }
 };
 
-// The index selection migrate uses: block counts, their scan, and the writing pass of the blocks
-// that picked something, against a sequential loop. Sizes around the 2048-record block and a warp,
-// densities none / all / alternating / sparse / about half, and an offset added to every index.
+// The index selection migrate uses (one block going block by block up to 8 blocks' records; above,
+// block counts, their scan, and the writing pass of the blocks that picked something), against a
+// sequential loop. Sizes around the 2048-record block, a warp and the one-block limit, densities
+// none / all / alternating / sparse / about half, and an offset added to every index.
 TEST(Lifecycle, SelectIndicesListsPickedIndicesInOrder) {
   STRATA_SEED_TRACE();
   std::mt19937_64 g(test_seed());
   for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(31), std::size_t(2047), std::size_t(2048), std::size_t(2049),
-                        std::size_t(100003), std::size_t(1) << 20})
+                        std::size_t(6000), std::size_t(16383), std::size_t(16384), std::size_t(16385), std::size_t(100003),
+                        std::size_t(1) << 20})
     for (int density : {0, 1, 2, 3, 4}) {
       SCOPED_TRACE("n = " + std::to_string(n) + ", density " + std::to_string(density));
       std::vector<std::uint8_t> flags(n);

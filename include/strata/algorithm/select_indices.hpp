@@ -27,6 +27,8 @@ namespace detail {
 /// coalesced and each thread has pick_items loads in flight.
 inline constexpr int pick_threads = 256, pick_items = 8;
 inline constexpr index_t pick_block_records = index_t(pick_threads) * pick_items;
+/// Selections of at most this many blocks' records run in one block, block after block.
+inline constexpr index_t serial_pick_blocks = 8;
 
 /// A pick by key: record i is picked when key(i) != keep (e.g. the key is a record's destination
 /// rank and keep the rank it is on); split_by_key.hpp counts and groups such picks by key.
@@ -129,16 +131,20 @@ __global__ void __launch_bounds__(pick_threads) write_picks_kernel(Pick pick, in
   block_picks(pick, n, index_t(blockIdx.x), f, key);
   place_block_picks(f, index_t(blockIdx.x), first, ends[blockIdx.x] - total, out);
 }
-/// All of a selection of at most pick_block_records records in one block and one launch: the picks,
-/// their indices and the count, with no scan and no copy behind it.
+/// All of a small selection (at most serial_pick_blocks blocks' worth of records) in one block and
+/// one launch: block after block of picks placed behind the ones before, then the count; no scan
+/// and no scratch. A few serial rounds of coalesced loads cost less than the three launches, the
+/// scan's scratch and their host calls that the general path takes (migrate's holes are this size).
 template <class Pick>
-__global__ void __launch_bounds__(pick_threads) pick_one_block_kernel(Pick pick, index_t n, std::int64_t first, std::int64_t* out,
-                                                                      std::int64_t* count) {
-  bool f[pick_items];
-  std::int32_t key[pick_items];
-  block_picks(pick, n, 0, f, key);
-  const unsigned total = place_block_picks(f, 0, first, 0, out);
-  if (threadIdx.x == 0) *count = total;
+__global__ void __launch_bounds__(pick_threads) pick_serial_kernel(Pick pick, index_t n, std::int64_t first, std::int64_t* out, std::int64_t* count) {
+  std::int64_t placed = 0;
+  for (index_t b = 0; b * pick_block_records < n; ++b) {
+    bool f[pick_items];
+    std::int32_t key[pick_items];
+    block_picks(pick, n, b, f, key);
+    placed += place_block_picks(f, b, first, placed, out);  // block_ranks synchronizes: no race on placed
+  }
+  if (threadIdx.x == 0) *count = placed;
 }
 #endif
 
@@ -147,14 +153,14 @@ __global__ void __launch_bounds__(pick_threads) pick_one_block_kernel(Pick pick,
 /// column or two and pick a few records: a counting pass (several coalesced loads in flight per
 /// thread, one count per block), a scan of the block counts, and a writing pass that only the
 /// blocks with picked records redo, so a sparse pick costs about one read of what pick reads; at
-/// most pick_block_records records take one launch.
+/// most serial_pick_blocks * pick_block_records records take one launch (pick_serial_kernel).
 template <class Pick>
 void select_indices_async(Pick pick, index_t n, std::int64_t first, std::int64_t* out, std::int64_t* count, stream_t stream, const char* what) {
 #if defined(STRATA_BACKEND_CUDA)
-  // A selection of one block (none too: its count is written the same way) is a single launch;
-  // migrate lists the records that fill its holes this way.
-  if (n <= pick_block_records) {
-    pick_one_block_kernel<<<1, pick_threads, 0, stream>>>(pick, std::max<index_t>(n, 0), first, out, count);
+  // A small selection (none too: its count is written the same way) is a single launch; migrate
+  // lists the records that fill its holes this way.
+  if (n <= serial_pick_blocks * pick_block_records) {
+    pick_serial_kernel<<<1, pick_threads, 0, stream>>>(pick, std::max<index_t>(n, 0), first, out, count);
     check_launch(what);
     return;
   }
