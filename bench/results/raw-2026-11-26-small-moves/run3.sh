@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Call 3, 4 x H200: 594592e (new: split-stack + one-block hole selection) with the steady-state
+# Call 3, 4 x H200: c988f05 (new: split-stack + one-block hole selection) with the steady-state
 # weak-scaling benchmark, against c7d6fa1's library with the same benchmark (base), alternated;
 # tests, demo on 2 and 4 GPUs, sanitizers over the changed kernels.
 set -u
