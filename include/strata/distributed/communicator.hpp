@@ -230,6 +230,28 @@ class communicator {
 #endif
   }
 
+  /// parts[local] points at one A in local rank `local`'s device memory, written by work queued on
+  /// its stream; each becomes the sum over every rank of the job, the same addition as
+  /// all_reduce_sum's, queued on the ranks' streams: nothing waits, so ranks whose partial results
+  /// come from device work need no host round trip before the sum.
+  template <class A>
+  void all_reduce_sum_in_place(const std::vector<A*>& parts) {
+    if (int(parts.size()) != local_ranks()) strata::detail::throw_size_error("communicator::all_reduce_sum_in_place: parts", index_t(parts.size()), local_ranks());
+#if defined(STRATA_BACKEND_CUDA)
+    detail::nccl_check(ncclGroupStart(), "ncclGroupStart");
+    for (int l = 0; l < local_ranks(); ++l) {
+      strata::detail::device_guard g(device(l));
+      detail::nccl_check(ncclAllReduce(parts[std::size_t(l)], parts[std::size_t(l)], 1, detail::nccl_type<A>(), ncclSum, comms_[std::size_t(l)], stream(l)),
+                         "ncclAllReduce");
+    }
+    detail::nccl_check(ncclGroupEnd(), "ncclGroupEnd");
+#else
+    A sum{};
+    for (A* p : parts) sum += *p;
+    for (A* p : parts) *p = sum;
+#endif
+  }
+
   /// values[local] is each local rank's partial result; returns the sum over every rank of the job.
   /// Integers are exact. Floats: on the host stand-in summed in rank order; on the CUDA backend in
   /// the order NCCL's all-reduce chooses (ranks' partials, not records, are what it adds).
