@@ -20,6 +20,7 @@ calls = {
     "call1": ("4 x H200 machine, --gpus 2, old benchmark (rescatter every repetition)", runs("call1", "bench2-*.json")),
     "call2": ("4 x H200, old benchmark", runs("call2", "bench4-*.json")),
     "call3": ("4 x H200, steady-state benchmark", runs("call3", "bench-*.json")),
+    "call7": ("4 x H200, steady-state benchmark", runs("call7", "bench-*.json")),
 }
 summary = {"gpu": "NVIDIA H200", "date": "2026-11-26", "records_per_gpu": 67108864, "record_bytes": 28, "calls": {}}
 print("| call | benchmark | variant | run | 10% migrate ms, 2 GPUs (raw NCCL) | split pass ms (x copy) | step ms 1 / 2 / 3 / 4 GPUs | kick-drift only ms | efficiency 2 / 3 / 4 GPUs |")
@@ -38,14 +39,14 @@ for call, (what, rs) in calls.items():
 json.dump(summary, open(out + ".json", "w"), indent=1)
 
 fig, ax = plt.subplots(figsize=(7, 4.5))
-style = {"new": "-o", "cand2": "-o", "base": "--s", "cand": "--s"}
+style = {"new2": "-D", "new": "-o", "cand2": "-o", "base": "--s", "cand": "--s"}
 for call, (what, rs) in calls.items():
     if call == "call1":
         continue
     for variant, name, j in rs:
         w = j["weak_scaling"]
         ax.plot([r["gpus"] for r in w], [r["efficiency"] for r in w], style.get(variant, "-x"), alpha=0.8,
-                label=f"{call} {variant} ({'steady state' if call == 'call3' else 'rescatter each repetition'})")
+                label=f"{call} {variant} ({'steady state' if call in ('call3', 'call7') else 'rescatter each repetition'})")
 ax.axhline(0.9, color="gray", lw=0.8, ls=":")
 ax.set_xlabel("GPUs (2^26 particles each)")
 ax.set_ylabel("weak-scaling efficiency (1-GPU step / step)")
