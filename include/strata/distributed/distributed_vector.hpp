@@ -114,7 +114,7 @@ class distributed_soa_vector {
     return p;
   }
   /// Sum over every record of every rank of map(record): each shard reduces its own records, then
-  /// the ranks' partial sums are added (communicator::all_reduce_sum: exact for integers).
+  /// the ranks' partial sums are added (communicator::all_reduce_sum_in_place: exact for integers).
   template <class A, class Map>
   A transform_reduce_sum(Map map, A init = A{}) {
     // Each shard's partial sum stays in its device's memory, where the all-reduce adds them: the
