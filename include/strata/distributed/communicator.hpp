@@ -15,6 +15,7 @@
 #include <strata/memory/device.hpp>
 #include <strata/memory/error.hpp>
 #include <strata/memory/resource.hpp>
+#include <strata/memory/scratch.hpp>
 
 #if defined(STRATA_BACKEND_CUDA)
 #include <nccl.h>
@@ -259,27 +260,30 @@ class communicator {
   A all_reduce_sum(const std::vector<A>& values) {
     if (int(values.size()) != local_ranks()) strata::detail::throw_size_error("communicator::all_reduce_sum: values", index_t(values.size()), local_ranks());
 #if defined(STRATA_BACKEND_CUDA)
-    std::vector<buffer> bufs;
+    // Each value goes to its rank's pool scratch and the in-place all-reduce adds them there (no
+    // cudaMalloc / cudaFree per call).
+    std::vector<std::unique_ptr<strata::detail::scratch_block>> parts;
+    std::vector<A*> at;
     for (int l = 0; l < local_ranks(); ++l) {
       strata::detail::device_guard g(device(l));
-      bufs.emplace_back(sizeof(A), memory_space::device);
-      copy_bytes_async(bufs.back().data(), &values[std::size_t(l)], sizeof(A), stream(l));
+      parts.push_back(std::make_unique<strata::detail::scratch_block>(sizeof(A), stream(l)));
+      at.push_back(parts.back()->as<A>());
+      copy_bytes_async(at.back(), &values[std::size_t(l)], sizeof(A), stream(l));
     }
-    detail::nccl_check(ncclGroupStart(), "ncclGroupStart");
-    for (int l = 0; l < local_ranks(); ++l) {
-      strata::detail::device_guard g(device(l));
-      detail::nccl_check(ncclAllReduce(bufs[std::size_t(l)].data(), bufs[std::size_t(l)].data(), 1, detail::nccl_type<A>(), ncclSum,
-                                       comms_[std::size_t(l)], stream(l)),
-                         "ncclAllReduce");
-    }
-    detail::nccl_check(ncclGroupEnd(), "ncclGroupEnd");
+    all_reduce_sum_in_place(at);
     A out{};
     {
       strata::detail::device_guard g(device(0));
+      copy_bytes_async(&out, at[0], sizeof(A), stream(0));
       synchronize(stream(0));
-      copy_bytes(&out, bufs[0].data(), sizeof(A));
     }
     synchronize_all();
+    // Each block goes back on its own device (a caller's scratch resource may rely on the current
+    // device, as the default pool does when it allocates).
+    for (int l = 0; l < local_ranks(); ++l) {
+      strata::detail::device_guard g(device(l));
+      parts[std::size_t(l)].reset();
+    }
     return out;
 #else
     A sum{};
