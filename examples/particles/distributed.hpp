@@ -52,6 +52,10 @@ inline int run_distributed_demo(demo_options o) {  // declared in particles.hpp
   // N ranks.
   auto comm = strata::distributed::communicator::local(o.gpus);
   strata::distributed::distributed_soa_vector<particle> ps(comm);
+  // Room for an eighth more than a slab's share of the particles: the slabs' populations drift,
+  // and a shard that must grow waits for its stream and copies itself.
+  const std::size_t share = input.size() / std::size_t(o.gpus);
+  ps.reserve(share + share / 8);
   ps.scatter(input);
   ps.migrate(slab_of_x{o.gpus});  // each rank starts with its own slab
   const double d0 = ps.transform_reduce_sum<double>(total_energy{k});

@@ -321,6 +321,60 @@ TEST(Distributed, RepeatedMigrationsKeepEveryRecordOnce) {
   }
 }
 
+long fail_from = -1;
+bool fail_from_ordinal(long ordinal, std::size_t, strata::memory_space) { return fail_from >= 0 && ordinal >= fail_from; }
+
+TEST(Distributed, ReservedRoomOutlivesScatterAndMigrations) {
+  STRATA_SEED_TRACE();
+  for (int ranks : rank_counts()) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    auto comm = dist::communicator::local(ranks);
+    dist::distributed_soa_vector<particle> d(comm);
+    const auto host = strata_test::random_records<particle>(30011, 7);
+    d.reserve(host.size());  // no rank can hold more than every record
+    d.scatter(host);
+    std::vector<std::size_t> room;
+    for (int r = 0; r < ranks; ++r) {
+      room.push_back(d.capacity(r));
+      EXPECT_GE(room.back(), host.size()) << "rank " << r << ": scatter kept reserve()'s room";
+    }
+    // Rounds that move many records (migrate's split) and few (its hole filling).
+    for (int round = 0; round < 5; ++round) {
+      const ring_of dest{ranks, round < 3 ? 0.2f * float(round) : 0.4f + 0.01f * float(round)};
+      d.migrate(dest);
+      for (int r = 0; r < ranks; ++r) {
+        EXPECT_EQ(d.capacity(r), room[std::size_t(r)]) << "rank " << r << ", round " << round << ": no shard grew or shrank";
+        for (const auto& p : d.shard(r).to_host()) ASSERT_EQ(dest(p), r) << "round " << round;
+      }
+    }
+    EXPECT_EQ(d.size(), std::int64_t(host.size()));
+
+    // A reserve that runs out of memory on some rank leaves every record where it was; the ranks
+    // before it keep their new room. The first attempt fails at its first allocation (rank 0's),
+    // each later one at its second, so each fails one rank further on.
+    const auto before = d.gather();
+    int failures = 0;
+    for (bool threw = true; threw && failures <= ranks;) {
+      fail_from = strata::testing::allocation_ordinal.load() + (failures > 0 ? 1 : 0);
+      strata::testing::fail_allocation_if = fail_from_ordinal;
+      threw = false;
+      try {
+        d.reserve(4 * host.size());
+      } catch (const strata::out_of_memory&) {
+        threw = true, ++failures;
+      }
+      strata::testing::fail_allocation_if = nullptr;
+      fail_from = -1;
+      const auto after = d.gather();
+      ASSERT_EQ(after.size(), before.size());
+      ASSERT_EQ(std::memcmp(after.data(), before.data(), before.size() * sizeof(particle)), 0) << "after failure " << failures;
+    }
+    EXPECT_EQ(failures, ranks) << "one failed growth per rank";
+    d.reserve(4 * host.size());
+    for (int r = 0; r < ranks; ++r) EXPECT_GE(d.capacity(r), 4 * host.size());
+  }
+}
+
 TEST(Distributed, HaloExchangeCopiesRecordsNearAFaceToTheNeighbour) {
   STRATA_SEED_TRACE();
   for (int ranks : rank_counts()) {

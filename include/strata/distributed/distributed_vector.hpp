@@ -20,6 +20,7 @@
 
 #include <cuda/std/span>
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <limits>
@@ -55,6 +56,7 @@ class distributed_soa_vector {
       owned_ = std::move(o.owned_);
       threads_ = std::move(o.threads_);
       pack_limit_ = o.pack_limit_;
+      reserved_ = o.reserved_;
     }
     return *this;
   }
@@ -79,17 +81,44 @@ class distributed_soa_vector {
   }
 
   /// This process's part of the records, split evenly over its ranks in order (local rank l gets
-  /// the l-th slice). A single-process job passes all records.
+  /// the l-th slice). A single-process job passes all records. Each shard keeps the room reserve()
+  /// asked for. Strong guarantee: every rank's new shard is made before any is replaced (on its
+  /// own device, so no device holds more than with one rank at a time).
   void scatter(std::span<const T> records) {
     comm_->synchronize_all();  // the shards replaced here may still be written by queued work
     const std::size_t n = records.size(), parts = shards_.size();
+    std::vector<soa_vector<T>> fresh;
+    fresh.reserve(parts);
     for (std::size_t l = 0; l < parts; ++l) {
       strata::detail::device_guard g(comm_->device(int(l)));
       const std::size_t lo = n * l / parts, hi = n * (l + 1) / parts;
-      shards_[l] = soa_vector<T>(records.subspan(lo, hi - lo));
-      owned_[l] = hi - lo;
+      fresh.emplace_back(records.subspan(lo, hi - lo));
+      fresh.back().reserve(reserved_);
+    }
+    for (std::size_t l = 0; l < parts; ++l) {
+      strata::detail::device_guard g(comm_->device(int(l)));
+      shards_[l] = std::move(fresh[l]);
+      owned_[l] = shards_[l].size();
     }
   }
+  /// Room for `records` records on every local rank, kept by scatter() and by migrate() (the
+  /// buffer its split writes is reserved alike): while a rank holds no more, migrate() and
+  /// halo_exchange() receive without growing its shard. A growth waits for the rank's stream and
+  /// copies the shard into memory half as large again, and every rank waits for it in the
+  /// exchange. Waits for the ranks' queued work. Strong guarantee for the records: on failure
+  /// (out of memory on some device) every shard holds what it held, and the shards that grew keep
+  /// their room.
+  void reserve(std::size_t records) {
+    comm_->synchronize_all();  // a growth copies the shard on the default stream
+    for (std::size_t l = 0; l < shards_.size(); ++l) {
+      strata::detail::device_guard g(comm_->device(int(l)));
+      shards_[l].reserve(records);
+    }
+    reserved_ = std::max(reserved_, records);
+  }
+  /// Records local rank l's shard holds without growing.
+  std::size_t capacity(int l) const { return shards_.at(std::size_t(l)).capacity(); }
+
   /// This process's records, local ranks in order, as host AoS.
   std::vector<T> gather() const {
     comm_->synchronize_all();
@@ -141,6 +170,8 @@ class distributed_soa_vector {
       synchronize(comm_->stream(0));
     }
     comm_->synchronize_all();
+    // Each block goes back on its own device (a caller's scratch resource may rely on the current
+    // device).
     for (int l = 0; l < comm_->local_ranks(); ++l) {
       strata::detail::device_guard g(comm_->device(l));
       parts[std::size_t(l)].reset();
@@ -333,10 +364,13 @@ class distributed_soa_vector {
       outgoing_[k].clear();
       outgoing_[k].resize_for_overwrite(std::size_t(out));
       spare_[k].clear();
+      spare_[k].reserve(reserved_);  // it becomes the shard: the room reserve() asked for stays
       spare_[k].resize_for_overwrite(std::size_t(n - out));
       counted.split(pick, v, spare_[k].view(), outgoing_[k].view(), keys > 0 ? c.single_key() : -1);
       split = true;
     } else if (out > n / leave_ratio_limit) {
+      spare_[k].clear();
+      spare_[k].reserve(reserved_);
       strata::partition_copy(shards_[k], spare_[k], outgoing_[k], detail::stays_on<DestFn>{dest, comm_->rank(l)}, st);
       split = true;
     } else {
@@ -444,6 +478,7 @@ class distributed_soa_vector {
   std::vector<soa_vector<T>> outgoing_, spare_;  // migrate's send and split buffers, kept for the next call
   std::vector<std::size_t> owned_;  // each shard's own records; the rest are ghosts
   std::size_t pack_limit_ = std::numeric_limits<std::size_t>::max();
+  std::size_t reserved_ = 0;  // reserve()'s room per rank
   std::unique_ptr<detail::rank_threads> threads_;  // behind a pointer: the container stays movable
 };
 
