@@ -466,6 +466,53 @@ TEST(Lifecycle, NestedRecordsSortWhole) {
 
 // After a warm-up round, a step's lifecycle operations take all their scratch from the pool: no
 // cudaMalloc, no pool growth.
+TEST(Lifecycle, StreamScratchHandsBlocksOutAgainOnItsStream) {
+  using strata::detail::scratch_block;
+  using strata::detail::stream_scratch;
+  for (std::size_t b : {std::size_t(1), std::size_t(256), std::size_t(257), std::size_t(1000), std::size_t(4097), std::size_t(123456789)}) {
+    const std::size_t c = stream_scratch::size_class(b);
+    EXPECT_GE(c, b);
+    EXPECT_LE(c, std::max<std::size_t>(256, b + b / 4 + 1)) << b;
+    EXPECT_EQ(c % 64, 0u);
+  }
+  const strata::stream_t st{};
+  const long live = strata::testing::live_allocations.load();
+  {
+    stream_scratch cache(st);
+    const long ordinal = strata::testing::allocation_ordinal.load();
+    void* first = nullptr;
+    { scratch_block b(1000, st, cache); first = b.data(); }
+    { scratch_block b(900, st, cache); EXPECT_EQ(b.data(), first) << "a block of the same size class is reused"; }
+    EXPECT_EQ(strata::testing::allocation_ordinal.load() - ordinal, 1);
+    {
+      scratch_block small(200, st, cache);  // the listed block is more than twice a miss's size (256): a new one
+      EXPECT_NE(small.data(), first);
+      scratch_block both(1000, st, cache);
+      EXPECT_EQ(both.data(), first);
+      scratch_block again(1000, st, cache);  // the one listed block is taken: a new one
+      EXPECT_NE(again.data(), first);
+    }
+    EXPECT_EQ(strata::testing::allocation_ordinal.load() - ordinal, 3);
+    EXPECT_EQ(cache.listed_blocks(), 3u);
+    {
+      std::vector<std::unique_ptr<scratch_block>> many;
+      for (int i = 0; i < 40; ++i) many.push_back(std::make_unique<scratch_block>(std::size_t(5000 + 100 * i), st, cache));
+    }
+    EXPECT_EQ(cache.listed_blocks(), stream_scratch::max_listed) << "the oldest listed blocks go back";
+#if defined(STRATA_BACKEND_CUDA)
+    cudaStream_t other = nullptr;
+    ASSERT_EQ(cudaStreamCreate(&other), cudaSuccess);
+    EXPECT_THROW(scratch_block(64, other, cache), std::logic_error);
+    cudaStreamDestroy(other);
+#endif
+    cache.release();
+    EXPECT_EQ(cache.listed_blocks(), 0u);
+    { scratch_block b(1000, st, cache); }
+  }
+  strata::synchronize(st);
+  EXPECT_EQ(strata::testing::live_allocations.load(), live) << "every block went back to the resource";
+}
+
 TEST(Lifecycle, HotLoopMakesNoDriverAllocations) {
   STRATA_SEED_TRACE();
   auto ref = random_records<mixed>(200000, 9);

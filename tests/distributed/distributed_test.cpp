@@ -375,6 +375,39 @@ TEST(Distributed, ReservedRoomOutlivesScatterAndMigrations) {
   }
 }
 
+TEST(Distributed, SteadyMigrationsTakeNoNewMemory) {
+  STRATA_SEED_TRACE();
+  for (int ranks : rank_counts()) {
+    if (ranks < 2) continue;
+    for (float shift : {0.02f, 0.3f}) {  // few leave (holes filled), many leave (the split)
+      SCOPED_TRACE(std::to_string(ranks) + " ranks, shift " + std::to_string(shift));
+      auto comm = dist::communicator::local(ranks);
+      dist::distributed_soa_vector<particle> d(comm);
+      const auto host = strata_test::random_records<particle>(40009, 8);
+      d.reserve(host.size());
+      d.scatter(host);
+      // The same records cross back and forth: every call moves what an earlier one moved.
+      auto round = [&](int r) { return d.migrate(ring_of{ranks, (r % 2) * shift}).sent; };
+      for (int r = 0; r < 4; ++r) (void)round(r);
+      const long before = strata::testing::allocation_ordinal.load();
+      std::int64_t sent = 0;
+      for (int r = 4; r < 10; ++r) sent += round(r);
+      EXPECT_GT(sent, 0);
+      EXPECT_EQ(strata::testing::allocation_ordinal.load(), before) << "a steady migration asked for memory";
+      (void)d.transform_reduce_sum<double>(mass_of{});
+      const long after_sum = strata::testing::allocation_ordinal.load();
+      (void)d.transform_reduce_sum<double>(mass_of{});
+      EXPECT_EQ(strata::testing::allocation_ordinal.load(), after_sum) << "a repeated sum asked for memory";
+      d.release_buffers();
+      auto all = d.gather();
+      EXPECT_EQ(all.size(), host.size());
+      EXPECT_EQ(d.size(), std::int64_t(host.size()));
+      (void)round(0);  // buffers come back on demand
+      EXPECT_EQ(d.size(), std::int64_t(host.size()));
+    }
+  }
+}
+
 TEST(Distributed, HaloExchangeCopiesRecordsNearAFaceToTheNeighbour) {
   STRATA_SEED_TRACE();
   for (int ranks : rank_counts()) {

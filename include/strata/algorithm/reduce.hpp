@@ -172,13 +172,13 @@ inline int reduce_grid(index_t work) {
 
 /// op(init, fold of src) into device memory at result, stream ordered.
 template <class A, class Source, class Op>
-void reduce_async(const Source& src, A init, Op op, A* device_result, stream_t stream) {
+void reduce_async(const Source& src, A init, Op op, A* device_result, stream_t stream, scratch_resource& r = scratch()) {
   const int grid = reduce_grid(std::max(src.units(), src.scalars()));
   if (grid == 1) {
     launch<&reduce_kernel<Source, A, Op, true>>(1, reduce_threads, 0, stream, "strata reduction", src, op, init, nullptr, device_result);
     return;
   }
-  scratch_block partials(sizeof(maybe<A>) * std::size_t(grid), stream);
+  scratch_block partials(sizeof(maybe<A>) * std::size_t(grid), stream, r);
   launch<&reduce_kernel<Source, A, Op, false>>(grid, reduce_threads, 0, stream, "strata reduction (blocks)", src, op, init,
                                                partials.as<maybe<A>>(), nullptr);
   launch<&reduce_kernel<partial_source<A>, A, Op, true>>(1, reduce_threads, 0, stream, "strata reduction (partials)",
@@ -272,16 +272,24 @@ void reduce_async(cuda::std::span<const F> column, F init, Op op, F* device_resu
   detail::reduce_async<F>(detail::column_source<F, detail::identity_map>{column.data(), index_t(column.size()), {}}, init,
                           op, device_result, stream);
 }
+namespace detail {
+/// transform_reduce_async with its scratch from r (a caller that reduces on one stream call after
+/// call keeps its blocks: stream_scratch).
 template <class V, class Map, class A, class Op>
-void transform_reduce_async(const V& v_arg, Map map, A init, Op op, A* device_result, stream_t stream = {}) {
-  auto v = detail::as_const_view(v_arg);
-  detail::launch_scope scope("strata::transform_reduce_async", stream, {detail::described(v, "input")});
+void transform_reduce_async_from(const V& v_arg, Map map, A init, Op op, A* device_result, stream_t stream, scratch_resource& r) {
+  auto v = as_const_view(v_arg);
+  launch_scope scope("strata::transform_reduce_async", stream, {described(v, "input")});
   using record = typename decltype(v)::value_type;
   if constexpr (layout::record_descriptor<record>::all_leaves_vectorizable) {
-    const index_t body = detail::packet_body<record>(v.size(), v);
-    if (body >= 0) return detail::reduce_async<A>(detail::packet_source_of(v, body, map), init, op, device_result, stream);
+    const index_t body = packet_body<record>(v.size(), v);
+    if (body >= 0) return reduce_async<A>(packet_source_of(v, body, map), init, op, device_result, stream, r);
   }
-  detail::reduce_async<A>(detail::record_source<decltype(v), Map>{v, map}, init, op, device_result, stream);
+  reduce_async<A>(record_source<decltype(v), Map>{v, map}, init, op, device_result, stream, r);
+}
+}  // namespace detail
+template <class V, class Map, class A, class Op>
+void transform_reduce_async(const V& v_arg, Map map, A init, Op op, A* device_result, stream_t stream = {}) {
+  detail::transform_reduce_async_from(v_arg, map, init, op, device_result, stream, scratch());
 }
 #endif
 

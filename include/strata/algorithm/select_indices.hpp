@@ -155,7 +155,8 @@ __global__ void __launch_bounds__(pick_threads) pick_serial_kernel(Pick pick, in
 /// blocks with picked records redo, so a sparse pick costs about one read of what pick reads; at
 /// most serial_pick_blocks * pick_block_records records take one launch (pick_serial_kernel).
 template <class Pick>
-void select_indices_async(Pick pick, index_t n, std::int64_t first, std::int64_t* out, std::int64_t* count, stream_t stream, const char* what) {
+void select_indices_async(Pick pick, index_t n, std::int64_t first, std::int64_t* out, std::int64_t* count, stream_t stream, const char* what,
+                          scratch_resource& r = scratch()) {
 #if defined(STRATA_BACKEND_CUDA)
   // A small selection (none too: its count is written the same way) is a single launch; migrate
   // lists the records that fill its holes this way.
@@ -166,20 +167,20 @@ void select_indices_async(Pick pick, index_t n, std::int64_t first, std::int64_t
   }
   const index_t blocks = (n + pick_block_records - 1) / pick_block_records;
   if (blocks > index_t(0x7fffffff)) throw size_error(std::string(what) + ": " + std::to_string(n) + " records are more than one launch covers");
-  scratch_block sums(sizeof(std::int64_t) * 2 * std::size_t(blocks), stream);
+  scratch_block sums(sizeof(std::int64_t) * 2 * std::size_t(blocks), stream, r);
   std::int64_t* counts = sums.as<std::int64_t>();
   std::int64_t* ends = counts + blocks;
   count_picks_kernel<<<unsigned(blocks), pick_threads, 0, stream>>>(pick, n, counts);
   check_launch(what);
   std::size_t temp = 0;
   cuda_check(cub::DeviceScan::InclusiveSum(nullptr, temp, counts, ends, blocks, stream), what);
-  scratch_block tmp(std::max<std::size_t>(temp, 1), stream);
+  scratch_block tmp(std::max<std::size_t>(temp, 1), stream, r);
   cuda_check(cub::DeviceScan::InclusiveSum(tmp.data(), temp, counts, ends, blocks, stream), what);
   write_picks_kernel<<<unsigned(blocks), pick_threads, 0, stream>>>(pick, n, first, counts, ends, out);
   check_launch(what);
   copy_bytes_async(count, ends + (blocks - 1), sizeof(std::int64_t), stream);
 #else
-  (void)stream, (void)what;
+  (void)stream, (void)what, (void)r;
   std::int64_t k = 0;
   for (index_t i = 0; i < n; ++i) {
     std::int32_t key = 0;

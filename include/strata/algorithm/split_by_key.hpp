@@ -281,7 +281,7 @@ class keyed_split {
  public:
   template <class Pick>
     requires keyed_pick<Pick>
-  keyed_split(Pick pick, index_t n, int keys, std::int64_t* head, stream_t stream, const char* what)
+  keyed_split(Pick pick, index_t n, int keys, std::int64_t* head, stream_t stream, const char* what, scratch_resource& r = scratch())
       : n_(std::max<index_t>(n, 0)), keys_(keys), blocks_((n_ + pick_block_records - 1) / pick_block_records), stream_(stream), what_(what) {
     if (keys < 0 || keys > split_max_keys)
       throw std::invalid_argument(std::string(what) + ": " + std::to_string(keys) + " keys; a split counts 0 to " + std::to_string(split_max_keys));
@@ -292,16 +292,17 @@ class keyed_split {
     cuda_check(cudaMemsetAsync(head + 1, 0xff, sizeof(std::int64_t), stream), what);
     if (blocks_ == 0) return;
     const std::size_t cells = std::size_t(keys + 1) * std::size_t(blocks_);
-    sums_ = std::make_unique<scratch_block>(sizeof(std::int64_t) * 2 * cells, stream);
+    sums_ = std::make_unique<scratch_block>(sizeof(std::int64_t) * 2 * cells, stream, r);
     count_split_kernel<<<unsigned(blocks_), pick_threads, 0, stream>>>(pick, n_, keys, blocks_, counts(), reinterpret_cast<std::uint32_t*>(head + 1));
     check_launch(what);
     std::size_t temp = 0;
     cuda_check(cub::DeviceScan::InclusiveSum(nullptr, temp, counts(), ends(), cells, stream), what);
-    scratch_block tmp(std::max<std::size_t>(temp, 1), stream);
+    scratch_block tmp(std::max<std::size_t>(temp, 1), stream, r);
     cuda_check(cub::DeviceScan::InclusiveSum(tmp.data(), temp, counts(), ends(), cells, stream), what);
     finish_split_kernel<<<1, split_max_keys + 1, 0, stream>>>(ends(), keys, blocks_, head);
     check_launch(what);
 #else
+    (void)r;
     std::uint32_t lo = 0xffffffffu, hi = 0xffffffffu;
     std::int64_t picked_in = 0;
     std::vector<std::int64_t> per_key(std::size_t(keys), 0);

@@ -42,18 +42,24 @@ class distributed_soa_vector {
       outgoing_.emplace_back();
       spare_.emplace_back();
       owned_.push_back(0);
+      scratch_.push_back(std::make_unique<strata::detail::stream_scratch>(comm.stream(l)));
     }
   }
   // Work may still be queued on the ranks' streams (transform, migrate's exchange) when the shards
   // are freed or replaced: it finishes first.
-  ~distributed_soa_vector() { settle_all(); }
+  ~distributed_soa_vector() {
+    settle_all();
+    release_scratch();
+  }
   distributed_soa_vector(distributed_soa_vector&&) noexcept = default;
   distributed_soa_vector& operator=(distributed_soa_vector&& o) noexcept {
     if (this != &o) {
       settle_all();
+      release_scratch();
       comm_ = o.comm_;
       shards_ = std::move(o.shards_), outgoing_ = std::move(o.outgoing_), spare_ = std::move(o.spare_);
       owned_ = std::move(o.owned_);
+      scratch_ = std::move(o.scratch_);
       threads_ = std::move(o.threads_);
       pack_limit_ = o.pack_limit_;
       reserved_ = o.reserved_;
@@ -116,6 +122,18 @@ class distributed_soa_vector {
     }
     reserved_ = std::max(reserved_, records);
   }
+  /// Frees what migrate() and halo_exchange() keep for their next call: the send and split
+  /// buffers and the scratch blocks (which go back to the scratch resource). The shards and their
+  /// reserved room stay. Waits for the ranks' queued work.
+  void release_buffers() {
+    comm_->synchronize_all();
+    for (std::size_t l = 0; l < shards_.size(); ++l) {
+      strata::detail::device_guard g(comm_->device(int(l)));
+      outgoing_[l] = soa_vector<T>();
+      spare_[l] = soa_vector<T>();
+      scratch_[l]->release();
+    }
+  }
   /// Records local rank l's shard holds without growing.
   std::size_t capacity(int l) const { return shards_.at(std::size_t(l)).capacity(); }
 
@@ -154,10 +172,11 @@ class distributed_soa_vector {
     std::vector<A*> at;
     for (int l = 0; l < comm_->local_ranks(); ++l) {
       strata::detail::device_guard g(comm_->device(l));
-      parts.push_back(std::make_unique<strata::detail::scratch_block>(sizeof(A), comm_->stream(l)));
+      parts.push_back(std::make_unique<strata::detail::scratch_block>(sizeof(A), comm_->stream(l), *scratch_[std::size_t(l)]));
       at.push_back(parts.back()->as<A>());
 #if defined(STRATA_BACKEND_CUDA)
-      strata::transform_reduce_async(shards_[std::size_t(l)], map, A{}, detail::plus{}, at.back(), comm_->stream(l));
+      strata::detail::transform_reduce_async_from(shards_[std::size_t(l)], map, A{}, detail::plus{}, at.back(), comm_->stream(l),
+                                                  *scratch_[std::size_t(l)]);
 #else
       *at.back() = strata::transform_reduce(shards_[std::size_t(l)], map, A{}, detail::plus{}, comm_->stream(l));
 #endif
@@ -197,7 +216,8 @@ class distributed_soa_vector {
   /// moves (every shard as it was). A
   /// rank's records afterwards: its staying records in their order (when few left, those from the
   /// last places moved into the holes, in increasing order), then the arrivals. Send and split
-  /// buffers are kept between calls, so a steady migration allocates nothing. Returns with the
+  /// buffers, and each rank's scratch blocks (counts, index lists, wire blocks), are kept between
+  /// calls, so a steady migration asks for no memory (release_buffers() frees them). Returns with the
   /// exchange queued on every rank's stream, where the container's own work (transform, the next
   /// migrate) follows it; shard(), gather() and the reductions wait for it.
   template <class DestFn>
@@ -306,6 +326,16 @@ class distributed_soa_vector {
     } catch (...) {
     }
   }
+  /// Every rank's listed scratch blocks back to the scratch resource, each on its own device.
+  void release_scratch() noexcept {
+    for (std::size_t l = 0; l < scratch_.size(); ++l) {
+      try {
+        strata::detail::device_guard g(comm_->device(int(l)));
+        scratch_[l]->release();
+      } catch (...) {
+      }
+    }
+  }
   void settle(int l) const {
     strata::detail::device_guard g(comm_->device(l));
     synchronize(comm_->stream(l));
@@ -327,8 +357,9 @@ class distributed_soa_vector {
                                                              detail::rank_barrier& ready) {
     std::unique_ptr<detail::rank_exchange<T>> ex;
     const bool all = ready.after([&] {
-      ex = std::make_unique<detail::rank_exchange<T>>(*comm_, l, out, send[std::size_t(l)], detail::receive_counts(*comm_, l, send), into, base,
-                                                      pack_limit_);
+      strata::detail::stream_scratch& cache = *scratch_[std::size_t(l)];
+      ex = std::make_unique<detail::rank_exchange<T>>(*comm_, l, out, send[std::size_t(l)], detail::receive_counts(*comm_, l, send, cache), into,
+                                                      base, pack_limit_, cache);
     });
     return all ? std::move(ex) : nullptr;
   }
@@ -349,8 +380,9 @@ class distributed_soa_vector {
     if (n == 0) return 0;
     const detail::leaving_for<decltype(v), DestFn> pick{v, dest, comm_->rank(l)};
     const std::size_t words = strata::detail::split_head_words(keys);
-    strata::detail::scratch_block head_block(sizeof(std::int64_t) * words, st);
-    strata::detail::keyed_split counted(pick, n, keys, head_block.as<std::int64_t>(), st, "strata migrate (leaving records)");
+    strata::detail::stream_scratch& cache = *scratch_[k];
+    strata::detail::scratch_block head_block(sizeof(std::int64_t) * words, st, cache);
+    strata::detail::keyed_split counted(pick, n, keys, head_block.as<std::int64_t>(), st, "strata migrate (leaving records)", cache);
     std::vector<std::int64_t> head(words);
     copy_bytes_async(head.data(), head_block.data(), sizeof(std::int64_t) * words, st);
     synchronize(st);
@@ -377,7 +409,7 @@ class distributed_soa_vector {
       // Their indices in order (for the holes) and, when they go to several ranks, by destination
       // (for the gather); scratch [in order][by destination].
       const bool several = keys > 0 && c.single_key() < 0;
-      leaving = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * std::size_t(out) * (several ? 2 : 1), st);
+      leaving = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * std::size_t(out) * (several ? 2 : 1), st, cache);
       std::int64_t* in_order = leaving->as<std::int64_t>();
       std::int64_t* by_dest = several ? in_order + out : nullptr;
       counted.list(pick, 0, in_order, by_dest);
@@ -405,11 +437,12 @@ class distributed_soa_vector {
     const index_t n = index_t(s.size());
     const stream_t st = comm_->stream(l);
     auto v = s.view();
-    strata::detail::scratch_block fillers(sizeof(std::int64_t) * (std::size_t(count) + 1), st);
+    strata::detail::stream_scratch& cache = *scratch_[std::size_t(l)];
+    strata::detail::scratch_block fillers(sizeof(std::int64_t) * (std::size_t(count) + 1), st, cache);
     std::int64_t* holes = fillers.as<std::int64_t>();
     // Holes below n - count are as many as staying records at or above it.
     strata::detail::select_indices_async(detail::goes_to<decltype(v), DestFn>{v, dest, comm_->rank(l), n - count, true}, count, n - count,
-                                         holes + 1, holes, st, "strata migrate (records that fill holes)");
+                                         holes + 1, holes, st, "strata migrate (records that fill holes)", cache);
     strata::detail::run_each(detail::move_records<decltype(v)>{v, idx, holes + 1, holes}, count, st, "strata migrate (fill holes)");
     s.resize(std::size_t(n - count));  // a shrink: no device work, the moves stay queued
   }
@@ -438,7 +471,7 @@ class distributed_soa_vector {
     }
     strata::detail::device_guard g(comm_->device(l));
     const stream_t st = comm_->stream(l);
-    strata::detail::scratch_block keys(sizeof(std::int32_t) * std::size_t(n), st);
+    strata::detail::scratch_block keys(sizeof(std::int32_t) * std::size_t(n), st, *scratch_[std::size_t(l)]);
     auto v = s.view();
     strata::detail::run_each(detail::destinations<decltype(v), DestFn>{keys.as<std::int32_t>(), v, dest}, n, st, "destinations");
     const cuda::std::span<std::int32_t> key_span(keys.as<std::int32_t>(), std::size_t(n));
@@ -456,7 +489,7 @@ class distributed_soa_vector {
     }
     // Radix passes over the bits a rank number has, no more.
     strata::sort_by_key(s, key_span, st, 0, std::max(1, int(std::bit_width(unsigned(hi)))));
-    strata::detail::scratch_block offsets(sizeof(std::int64_t) * std::size_t(R + 1), st);
+    strata::detail::scratch_block offsets(sizeof(std::int64_t) * std::size_t(R + 1), st, *scratch_[std::size_t(l)]);
     strata::detail::run_each(detail::rank_offsets{keys.as<std::int32_t>(), n, offsets.as<std::int64_t>()}, index_t(R + 1), st,
                              "destination counts");
     std::vector<std::int64_t> off(static_cast<std::size_t>(R + 1));
@@ -479,6 +512,9 @@ class distributed_soa_vector {
   std::vector<std::size_t> owned_;  // each shard's own records; the rest are ghosts
   std::size_t pack_limit_ = std::numeric_limits<std::size_t>::max();
   std::size_t reserved_ = 0;  // reserve()'s room per rank
+  // Per rank: the scratch blocks migrate and the reductions use on the rank's stream, kept for the
+  // next call (each rank's thread alone uses its own).
+  std::vector<std::unique_ptr<strata::detail::stream_scratch>> scratch_;
   std::unique_ptr<detail::rank_threads> threads_;  // behind a pointer: the container stays movable
 };
 

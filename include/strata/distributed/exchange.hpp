@@ -32,7 +32,7 @@ using rank_counts = std::vector<std::vector<std::int64_t>>;  // [local rank][glo
 /// sends to rank p (every local rank's row written before any rank calls this). When every rank
 /// is in this process the counts are in host memory already; otherwise one 8-byte send and receive
 /// per pair of ranks through NCCL (rank_group: every local rank calls this at once).
-inline std::vector<std::int64_t> receive_counts(communicator& comm, int l, const rank_counts& send) {
+inline std::vector<std::int64_t> receive_counts(communicator& comm, int l, const rank_counts& send, scratch_resource& r = scratch()) {
   const int R = comm.size(), me = comm.rank(l);
   std::vector<std::int64_t> recv(std::size_t(R), 0);
   if (comm.all_local()) {
@@ -43,7 +43,7 @@ inline std::vector<std::int64_t> receive_counts(communicator& comm, int l, const
   strata::detail::device_guard g(comm.device(l));
   const stream_t st = comm.stream(l);
   const std::size_t bytes = sizeof(std::int64_t) * std::size_t(R);
-  strata::detail::scratch_block out(bytes, st), in(bytes, st);
+  strata::detail::scratch_block out(bytes, st, r), in(bytes, st, r);
   copy_bytes_async(out.data(), send[std::size_t(l)].data(), bytes, st);
   // No rank sends to itself: its own slot is written here, so every byte read back is defined.
   fill_bytes_async(in.data(), 0, bytes, st, memory_space::device);
@@ -71,7 +71,7 @@ class rank_exchange {
  public:
   using vec = soa_vector<T>;
   rank_exchange(communicator& comm, int l, vec& out, std::vector<std::int64_t> send, std::vector<std::int64_t> recv, vec& into, std::size_t base,
-                std::size_t pack_limit)
+                std::size_t pack_limit, scratch_resource& r = scratch())
       : comm_(&comm), l_(l), out_(&out), into_(&into), base_(base), pack_limit_(pack_limit), send_(std::move(send)), recv_(std::move(recv)) {
     strata::detail::device_guard g(comm.device(l));
     const stream_t st = comm.stream(l);
@@ -93,8 +93,8 @@ class rank_exchange {
       synchronize(st);
       into.reserve(std::max(total_, into.capacity() + into.capacity() / 2));
     }
-    if (out_bytes > 0) wire_out_ = std::make_unique<strata::detail::scratch_block>(out_bytes, st);
-    if (in_bytes > 0) wire_in_ = std::make_unique<strata::detail::scratch_block>(in_bytes, st);
+    if (out_bytes > 0) wire_out_ = std::make_unique<strata::detail::scratch_block>(out_bytes, st, r);
+    if (in_bytes > 0) wire_in_ = std::make_unique<strata::detail::scratch_block>(in_bytes, st, r);
   }
 
   /// Sizes `into` (which holds base records by now) to take the arrivals, packs, sends and receives
