@@ -18,6 +18,7 @@
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -512,6 +513,68 @@ TEST(Lifecycle, StreamScratchHandsBlocksOutAgainOnItsStream) {
   strata::synchronize(st);
   EXPECT_EQ(strata::testing::live_allocations.load(), live) << "every block went back to the resource";
 }
+
+#if defined(STRATA_BACKEND_CUDA)
+/// Forwards to the default resource and notes the device current at each free.
+struct device_noting_resource final : strata::scratch_resource {
+  std::vector<int> freed_on;
+  void* allocate(std::size_t bytes, strata::stream_t s) override { return strata::detail::default_scratch_resource().allocate(bytes, s); }
+  void deallocate(void* p, std::size_t bytes, strata::stream_t s) noexcept override {
+    int dev = -1;
+    (void)cudaGetDevice(&dev);
+    freed_on.push_back(dev);
+    strata::detail::default_scratch_resource().deallocate(p, bytes, s);
+  }
+};
+
+// A cache made for device 1's stream gives its blocks back with device 1 current, whichever device
+// is current when it is released or destroyed (a resource may free into the current device's pool).
+TEST(Lifecycle, StreamScratchGivesBlocksBackOnItsOwnDevice) {
+  int count = 0;
+  ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+  if (count < 2) GTEST_SKIP() << "needs two GPUs";
+  using strata::detail::scratch_block;
+  using strata::detail::stream_scratch;
+  device_noting_resource noting;
+  strata::scratch_resource* before = strata::set_scratch_resource(&noting);
+  const long live = strata::testing::live_allocations.load();
+  cudaStream_t s1 = nullptr;
+  {
+    strata::detail::device_guard g(1);
+    ASSERT_EQ(cudaStreamCreate(&s1), cudaSuccess);
+  }
+  {
+    std::unique_ptr<stream_scratch> cache;
+    {
+      strata::detail::device_guard g(1);
+      cache = std::make_unique<stream_scratch>(s1);
+      { scratch_block a(4096, s1, *cache); }
+      scratch_block b(100000, s1, *cache);
+      scratch_block c(4096, s1, *cache);
+    }
+    EXPECT_EQ(strata::detail::current_device(), 0);
+    EXPECT_EQ(cache->listed_blocks(), 2u);
+    EXPECT_EQ(cache->listed_bytes(), stream_scratch::size_class(4096) + stream_scratch::size_class(100000));
+    cache->release();
+    EXPECT_EQ(cache->listed_bytes(), 0u);
+    {
+      strata::detail::device_guard g(1);
+      { scratch_block d(5000, s1, *cache); }
+    }
+    cache.reset();  // device 0 current
+    EXPECT_EQ(strata::detail::current_device(), 0) << "the caller's device stays current";
+  }
+  {
+    strata::detail::device_guard g(1);
+    EXPECT_EQ(cudaStreamSynchronize(s1), cudaSuccess);
+    EXPECT_EQ(cudaStreamDestroy(s1), cudaSuccess);
+  }
+  strata::set_scratch_resource(before);
+  EXPECT_EQ(noting.freed_on, std::vector<int>({1, 1, 1}));
+  EXPECT_EQ(strata::testing::live_allocations.load(), live);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+#endif
 
 TEST(Lifecycle, HotLoopMakesNoDriverAllocations) {
   STRATA_SEED_TRACE();

@@ -6,10 +6,12 @@
 #pragma once
 
 #include <strata/config.hpp>
+#include <strata/memory/device.hpp>
 #include <strata/memory/error.hpp>
 #include <strata/memory/resource.hpp>
 
 #include <atomic>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -138,11 +140,12 @@ namespace detail {
 /// same block; a request takes the smallest listed block that holds it and is at most twice the
 /// size a miss would ask for. Each block returns to the resource it came from; at most max_listed
 /// blocks stay listed, the one listed longest ago going back first. One thread at a time, one
-/// stream only.
+/// stream only; the device is the one current at construction (the stream's), on which listed
+/// blocks go back whatever device is current then.
 class stream_scratch final : public scratch_resource {
  public:
   static constexpr std::size_t max_listed = 16;
-  explicit stream_scratch(stream_t stream) : stream_(stream) {}
+  explicit stream_scratch(stream_t stream) : stream_(stream), device_(current_device()) {}
   stream_scratch(const stream_scratch&) = delete;
   stream_scratch& operator=(const stream_scratch&) = delete;
   ~stream_scratch() override { release(); }
@@ -196,12 +199,19 @@ class stream_scratch final : public scratch_resource {
         }
         return;
       }
+    assert(false && "strata: stream_scratch was handed back a block it did not hand out");
   }
-  /// Gives every listed block back to its resource, behind the work queued on the stream (the
-  /// caller's current device must be the stream's, as for any scratch call).
+  /// Gives every listed block back to its resource, behind the work queued on the stream, with the
+  /// stream's device current (a resource such as the default pool frees into the current device's
+  /// pool).
   void release() noexcept {
-    for (const block& b : listed_) b.from->deallocate(b.p, b.bytes, stream_);
-    listed_.clear();
+    if (listed_.empty()) return;
+    try {
+      device_guard g(device_);
+      for (const block& b : listed_) b.from->deallocate(b.p, b.bytes, stream_);
+      listed_.clear();
+    } catch (...) {  // the device cannot be made current: the context is gone, and its memory with it
+    }
   }
   /// Blocks and bytes listed for reuse.
   std::size_t listed_blocks() const { return listed_.size(); }
@@ -218,6 +228,7 @@ class stream_scratch final : public scratch_resource {
     scratch_resource* from;
   };
   stream_t stream_;
+  int device_;
   std::vector<block> listed_, out_;  // listed_: oldest first
 };
 
