@@ -398,7 +398,11 @@ TEST(Distributed, SteadyMigrationsTakeNoNewMemory) {
       const long after_sum = strata::testing::allocation_ordinal.load();
       (void)d.transform_reduce_sum<double>(mass_of{});
       EXPECT_EQ(strata::testing::allocation_ordinal.load(), after_sum) << "a repeated sum asked for memory";
+      std::size_t kept = 0;
+      for (int l = 0; l < comm.local_ranks(); ++l) kept += d.buffer_bytes(l);
+      EXPECT_GT(kept, 0u) << "migrate keeps its buffers for the next call";
       d.release_buffers();
+      for (int l = 0; l < comm.local_ranks(); ++l) EXPECT_EQ(d.buffer_bytes(l), 0u) << "rank " << l;
       auto all = d.gather();
       EXPECT_EQ(all.size(), host.size());
       EXPECT_EQ(d.size(), std::int64_t(host.size()));

@@ -134,6 +134,12 @@ class distributed_soa_vector {
       scratch_[l]->release();
     }
   }
+  /// Bytes of device memory local rank l keeps for the next migrate() or halo_exchange(): the send
+  /// and split buffers (their capacity) and the listed scratch blocks; release_buffers() frees them.
+  std::size_t buffer_bytes(int l) const {
+    const std::size_t k = std::size_t(l);
+    return (outgoing_.at(k).capacity() + spare_.at(k).capacity()) * record_bytes() + scratch_.at(k)->listed_bytes();
+  }
   /// Records local rank l's shard holds without growing.
   std::size_t capacity(int l) const { return shards_.at(std::size_t(l)).capacity(); }
 
@@ -326,15 +332,14 @@ class distributed_soa_vector {
     } catch (...) {
     }
   }
-  /// Every rank's listed scratch blocks back to the scratch resource, each on its own device.
+  /// Every rank's listed scratch blocks back to the scratch resource (each on its own device).
   void release_scratch() noexcept {
-    for (std::size_t l = 0; l < scratch_.size(); ++l) {
-      try {
-        strata::detail::device_guard g(comm_->device(int(l)));
-        scratch_[l]->release();
-      } catch (...) {
-      }
-    }
+    for (const auto& cache : scratch_) cache->release();
+  }
+  static constexpr std::size_t record_bytes() {
+    std::size_t b = 0;
+    for (std::size_t w : soa_vector<T>::layout_type::leaf_sizes) b += w;
+    return b;
   }
   void settle(int l) const {
     strata::detail::device_guard g(comm_->device(l));
