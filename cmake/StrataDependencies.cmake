@@ -63,3 +63,21 @@ macro(strata_find_nccl)
     endif()
   endif()
 endmacro()
+
+# MPI for the optional bootstrap of a job of one process per GPU (strata/distributed/mpi.hpp): a
+# system MPI, or PyPI's mpich wheel in the prefix of the Python that CMake sees (scripts/install-deps.sh
+# installs it). Sets STRATA_MPI_FOUND; the target is MPI::MPI_CXX.
+macro(strata_find_mpi)
+  if(NOT DEFINED MPI_HOME AND NOT DEFINED ENV{MPI_HOME})
+    find_package(Python3 COMPONENTS Interpreter QUIET)
+    if(Python3_Interpreter_FOUND)
+      execute_process(COMMAND "${Python3_EXECUTABLE}" -c "import sys; print(sys.prefix)"
+                      OUTPUT_VARIABLE _strata_py_prefix OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+      if(EXISTS "${_strata_py_prefix}/include/mpi.h" AND EXISTS "${_strata_py_prefix}/bin/mpicxx")
+        set(MPI_HOME "${_strata_py_prefix}")
+      endif()
+    endif()
+  endif()
+  find_package(MPI COMPONENTS CXX QUIET)
+  set(STRATA_MPI_FOUND ${MPI_CXX_FOUND})
+endmacro()

@@ -34,8 +34,22 @@ fi
 nccl_lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(nvidia.nccl.__path__[0], "lib"))' 2>/dev/null || true)
 [ -n "$nccl_lib" ] && [ -d "$nccl_lib" ] && export LD_LIBRARY_PATH="$nccl_lib:${LD_LIBRARY_PATH:-}"
 export NCCL_NVLS_ENABLE=0  # NVLink multicast stays off on the lent multi-GPU machines
+# MPI for mpi_join_test: the machine's own, or PyPI's mpich wheel carried here (STRATA_MPI_WHEEL),
+# installed into the Python prefix, whose lib/ and bin/ then serve.
+if [ -n "${STRATA_MPI_WHEEL:-}" ] && ! command -v mpiexec >/dev/null; then
+  python3 -m pip install -q --no-index "$STRATA_MPI_WHEEL" >"$LOGS/mpi-install.log" 2>&1 || true
+fi
+py_prefix=$(python3 -c 'import sys; print(sys.prefix)' 2>/dev/null || true)
+if [ -n "$py_prefix" ] && [ -e "$py_prefix/lib/libmpi.so.12" ]; then
+  export LD_LIBRARY_PATH="$py_prefix/lib:${LD_LIBRARY_PATH:-}" PATH="$py_prefix/bin:$PATH"
+fi
 
-tests=$(find "$build/tests" -maxdepth 1 -type f -name '*_test' -perm -u+x | sort)
+# A binary whose libraries this machine lacks (mpi_join_test without MPI) is left out, and said so.
+tests=""
+for t in $(find "$build/tests" -maxdepth 1 -type f -name '*_test' -perm -u+x | sort); do
+  if ldd "$t" 2>/dev/null | grep -q 'not found'; then add "left out: $(basename "$t")" "libraries missing: $(ldd "$t" | awk '/not found/ {print $1}' | xargs)"
+  else tests+=" $t"; fi
+done
 status=0
 if ! skip tests; then
   pass=0; fail=0; failed=""
@@ -69,7 +83,7 @@ if ! skip sanitize; then
         # kernels are checked there.
         # initcheck does not see what a peer GPU's NCCL kernel writes either: the copies out of
         # received wire blocks (unpack_run) would read as uninitialized, so initcheck leaves them out.
-        api=""; [ "$(basename "$t")" = distributed_test ] && api="--report-api-errors no --kernel-name-exclude kns=nccl"
+        api=""; case "$(basename "$t")" in distributed_test | mpi_join_test) api="--report-api-errors no --kernel-name-exclude kns=nccl" ;; esac
         [ "$(basename "$t")" = distributed_test ] && [ "$tool" = initcheck ] && api+=" --kernel-name-exclude kns=unpack_run"
         compute-sanitizer --tool "$tool" $extra $api --require-cuda-init no --error-exitcode 99 "$t" --gtest_brief=1 \
           --gtest_filter="-$skip_cases" >>"$LOGS/sanitize-$tool.log" 2>&1 || echo " $(basename "$t")" >>"$LOGS/sanitize-$tool.failed"
@@ -95,6 +109,17 @@ gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
 if ! skip demo && [ -x "$examples/particles" ] && [ "$gpus" -ge 2 ]; then
   if "$examples/particles" --gpus "$gpus" >"$LOGS/demo-gpus.log" 2>&1; then add "particle demo --gpus $gpus" "ok (demo-gpus.log)"
   else add "particle demo --gpus $gpus" "FAILED (demo-gpus.log)"; status=1; fi
+fi
+# join_mpi(): one process per GPU (up to 4) under mpiexec. The test pass above ran it as a job of
+# one process.
+if ! skip tests && [ -x "$build/tests/mpi_join_test" ] && [ "$gpus" -ge 2 ]; then
+  if ! command -v mpiexec >/dev/null; then add "mpi_join_test under mpiexec" "not run: no mpiexec"
+  else
+    procs=$((gpus < 4 ? gpus : 4))
+    if timeout 300 mpiexec -n "$procs" "$build/tests/mpi_join_test" >"$LOGS/mpi.log" 2>&1; then
+      add "mpi_join_test, $procs processes" "ok: $(grep -c '^\[  PASSED  \]' "$LOGS/mpi.log") ranks passed (mpi.log)"
+    else add "mpi_join_test, $procs processes" "FAILED (mpi.log)"; status=1; fi
+  fi
 fi
 if ! skip demo && [ -x "$examples/layer_norm_example" ]; then
   if "$examples/layer_norm_example" >>"$LOGS/demo.log" 2>&1; then add "layer norm example" "ok (demo.log)"; else add "layer norm example" "FAILED (demo.log)"; status=1; fi

@@ -51,4 +51,10 @@ if ! python3 -c 'import nvidia.nccl' 2>/dev/null && [ ! -e /usr/include/nccl.h ]
   python3 -m pip install -q nvidia-nccl-cu13 ||
     echo "install-deps: could not install NCCL; the CUDA build leaves the distributed test out" >&2
 fi
+# MPI (PyPI's mpich: header, library, mpiexec) for the CUDA build's test of join_mpi(); without it
+# that test is left out (the library needs MPI only where a user includes strata/distributed/mpi.hpp).
+if ! command -v mpicxx >/dev/null && ! python3 -c 'import os, sys; sys.exit(not os.path.exists(os.path.join(sys.prefix, "include", "mpi.h")))' 2>/dev/null; then
+  echo "install-deps: installing MPI (mpich) from PyPI"
+  python3 -m pip install -q mpich || echo "install-deps: could not install mpich; the CUDA build leaves mpi_join_test out" >&2
+fi
 echo "install-deps: all dependencies present"
