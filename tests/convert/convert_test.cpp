@@ -175,6 +175,52 @@ TEST(ConvertHost, ChunkedHostToDevicePipelineBothWays) {
   for (std::size_t i = 0; i < ref.size(); i += 99991) EXPECT_EQ(cols[i], ref[i].mass) << i;
 }
 
+// Records in page-locked memory (strata's pinned buffer, or a std::vector the caller registered)
+// cross PCIe from where they are, both ways: no staging copy, every record in place.
+TEST(ConvertHost, PinnedRecordsSkipTheStagingCopy) {
+  STRATA_SEED_TRACE();
+  const std::size_t n = under_sanitizer() ? 40001 : 2500007;  // several 32 MiB chunks, the last partial
+  const auto ref = random_records<particle>(n, 3);
+  const std::size_t bytes = n * sizeof(particle);
+  strata::buffer pinned(bytes, strata::memory_space::pinned);
+  std::memcpy(pinned.data(), ref.data(), bytes);
+  const auto* in = reinterpret_cast<const particle*>(pinned.data());
+  strata::soa_vector<particle> v(poisoned<particle>(n));
+  long staged = strata::testing::staged_host_chunks.load();
+  strata::detail::host_aos_to_soa(in, strata::index_t(n), v.view(), strata::stream_t{});
+  std::memset(pinned.data(), 0xA5, bytes);
+  strata::detail::soa_to_host_aos(v.const_view(), reinterpret_cast<particle*>(pinned.data()), strata::stream_t{});
+  const long staged_pinned = strata::testing::staged_host_chunks.load() - staged;
+  EXPECT_EQ(first_difference<particle>(std::span<const particle>(in, n), ref), -1);
+  EXPECT_EQ(first_difference<particle>(v.to_host(), ref), -1);
+  EXPECT_EQ(staged_pinned, 0) << "pinned records went through the staging copy";
+#if defined(STRATA_BACKEND_CUDA)
+  // A registered std::vector takes the same path.
+  auto registered = poisoned<particle>(n);
+  strata::soa_vector<particle> w(n);
+  staged = strata::testing::staged_host_chunks.load();
+  ASSERT_EQ(cudaHostRegister(registered.data(), bytes, cudaHostRegisterDefault), cudaSuccess);
+  strata::detail::soa_to_host_aos(v.const_view(), registered.data(), strata::stream_t{});
+  strata::detail::host_aos_to_soa(registered.data(), strata::index_t(n), w.view(), strata::stream_t{});
+  ASSERT_EQ(cudaHostUnregister(registered.data()), cudaSuccess);
+  EXPECT_EQ(strata::testing::staged_host_chunks.load(), staged);
+  EXPECT_EQ(first_difference<particle>(registered, ref), -1);
+  EXPECT_EQ(first_difference<particle>(w.to_host(), ref), -1);
+  staged = strata::testing::staged_host_chunks.load();
+  // Pageable records are staged.
+  auto pageable = poisoned<particle>(n);
+  strata::detail::soa_to_host_aos(v.const_view(), pageable.data(), strata::stream_t{});
+  EXPECT_EQ(first_difference<particle>(pageable, ref), -1);
+  EXPECT_GT(strata::testing::staged_host_chunks.load(), staged);
+  // Records in device memory are not host records.
+  device_aos<particle> d(16, 0);
+  strata::soa_vector<particle> small(16);
+  EXPECT_THROW(strata::detail::host_aos_to_soa(d.data(), 16, small.view(), strata::stream_t{}), strata::memory_space_error);
+  EXPECT_THROW(strata::detail::soa_to_host_aos(small.const_view(), d.data(), strata::stream_t{}), strata::memory_space_error);
+  expect_guards_intact(d);
+#endif
+}
+
 // The staging copy runs on a thread pool whose threads spin briefly between chunks and then sleep:
 // back-to-back copies (spinning threads), copies after a pause (sleeping threads), odd sizes.
 TEST(ConvertHost, ParallelMemcpyCopiesEveryByteRunAfterRun) {
