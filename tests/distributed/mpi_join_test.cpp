@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -119,6 +120,22 @@ TEST(MpiJoin, ABadDeviceOnOneProcessThrowsOnEveryProcess) {
   // Nothing was left half made: the job joins again.
   auto comm = dist::join_mpi();
   EXPECT_EQ(comm.size(), world_size());
+}
+
+// Run as its own job, one process started with CUDA_VISIBLE_DEVICES empty (see the CTest and
+// gpu-check command lines): the default device of a node without a GPU must fail on every process,
+// not throw on that one and leave the others waiting in MPI.
+TEST(MpiJoin, ANodeWithoutAGpuThrowsOnEveryProcess) {
+  const char* job = std::getenv("STRATA_TEST_GPULESS_RANK");
+  if (!job) GTEST_SKIP() << "run by the job that starts one process without GPUs (STRATA_TEST_GPULESS_RANK)";
+  if (world_size() < 2) GTEST_SKIP() << "needs two processes";
+  const int gpuless = std::atoi(job);
+  try {
+    (void)dist::join_mpi();
+    ADD_FAILURE() << "join_mpi returned while rank " << gpuless << " has no GPU";
+  } catch (const strata::device_error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank " + std::to_string(gpuless) + " was given a device"), std::string::npos) << e.what();
+  }
 }
 
 TEST(MpiJoin, ASubCommunicatorIsAJobOfItsOwn) {

@@ -29,10 +29,8 @@ inline void mpi_check(int code, const char* what) {
 }
 }  // namespace detail
 
-/// The GPU for this process when the job leaves the choice to strata: its rank among the processes
-/// of `comm` on the same node, modulo the node's GPUs (one process per GPU when the job starts as
-/// many processes on a node as it has GPUs). Collective over `comm`.
-inline int node_local_device(MPI_Comm comm) {
+/// This process's rank among the processes of `comm` on the same node. Collective over `comm`.
+inline int node_local_rank(MPI_Comm comm) {
   int rank = 0;
   detail::mpi_check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   MPI_Comm node = MPI_COMM_NULL;
@@ -41,8 +39,26 @@ inline int node_local_device(MPI_Comm comm) {
   const int got = MPI_Comm_rank(node, &local);
   MPI_Comm_free(&node);
   detail::mpi_check(got, "MPI_Comm_rank (node)");
+  return local;
+}
+
+namespace detail {
+/// The GPUs this process sees; 0 when CUDA finds none (the error is cleared, not thrown, so that
+/// join_mpi can report it on every process).
+inline int visible_gpus() {
   int gpus = 0;
-  strata::detail::cuda_check(cudaGetDeviceCount(&gpus), "cudaGetDeviceCount");
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess) (void)cudaGetLastError(), gpus = 0;
+  return gpus;
+}
+}  // namespace detail
+
+/// The GPU for this process when the job leaves the choice to strata: its rank among the processes
+/// of `comm` on the same node, modulo the node's GPUs (one process per GPU when the job starts as
+/// many processes on a node as it has GPUs). Collective over `comm`; throws device_error on a node
+/// without a GPU (join_mpi reports that on every process instead).
+inline int node_local_device(MPI_Comm comm) {
+  const int local = node_local_rank(comm);
+  const int gpus = detail::visible_gpus();
   if (gpus < 1) throw device_error("strata: join_mpi: this node has no GPU");
   return local % gpus;
 }
@@ -52,8 +68,8 @@ inline int node_local_device(MPI_Comm comm) {
 /// (node_local_device() when negative). Collective over `comm`: every process calls it, after
 /// MPI_Init. The communicator's ranks are `comm`'s ranks. When rank 0 cannot make the id, every
 /// process throws (none waits for the others in NCCL); NCCL errors while joining throw
-/// transport_error on the process that sees them. A device that a process's node lacks throws
-/// device_error on every process, before any joins.
+/// transport_error on the process that sees them. A device that a process's node lacks (or a node
+/// without a GPU) throws device_error on every process, before any joins.
 inline communicator join_mpi(MPI_Comm comm = MPI_COMM_WORLD, int device = -1) {
   int started = 0;
   detail::mpi_check(MPI_Initialized(&started), "MPI_Initialized");
@@ -61,11 +77,14 @@ inline communicator join_mpi(MPI_Comm comm = MPI_COMM_WORLD, int device = -1) {
   int rank = 0, ranks = 0;
   detail::mpi_check(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   detail::mpi_check(MPI_Comm_size(comm, &ranks), "MPI_Comm_size");
-  if (device < 0) device = node_local_device(comm);
   // Every process checks its device before any joins: a process that threw here would leave the
-  // others waiting in ncclCommInitRank. The first bad rank is named on every process.
-  int gpus = 0;
-  if (cudaGetDeviceCount(&gpus) != cudaSuccess) (void)cudaGetLastError(), gpus = 0;
+  // others waiting in MPI or in ncclCommInitRank. The first bad rank is named on every process;
+  // a node without a GPU is a bad device too.
+  const int gpus = detail::visible_gpus();
+  if (device < 0) {
+    const int local = node_local_rank(comm);
+    device = gpus > 0 ? local % gpus : 0;
+  }
   const int mine = device < gpus ? ranks : rank;
   int first_bad = ranks;
   detail::mpi_check(MPI_Allreduce(&mine, &first_bad, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce (devices)");
