@@ -91,7 +91,7 @@ if ! skip sanitize; then
         # the other binaries (racecheck 2025.3 sometimes does both on kernels launched from several
         # host threads at once).
         one="$LOGS/sanitize-$tool.one"
-        timeout "${STRATA_SANITIZER_TIMEOUT:-300}" compute-sanitizer --tool "$tool" $extra $api --require-cuda-init no --error-exitcode 99 "$t" \
+        timeout -k 10 "${STRATA_SANITIZER_TIMEOUT:-300}" compute-sanitizer --tool "$tool" $extra $api --require-cuda-init no --error-exitcode 99 "$t" \
           --gtest_brief=1 --gtest_filter="-$skip_cases" >"$one" 2>&1
         rc=$?
         cat "$one" >>"$LOGS/sanitize-$tool.log"
