@@ -95,7 +95,7 @@ if ! skip sanitize; then
           --gtest_brief=1 --gtest_filter="-$skip_cases" >"$one" 2>&1
         rc=$?
         cat "$one" >>"$LOGS/sanitize-$tool.log"
-        if [ $rc = 124 ]; then echo " $(basename "$t") (stalled: killed after ${STRATA_SANITIZER_TIMEOUT:-300} s)" >>"$LOGS/sanitize-$tool.failed"
+        if [ $rc = 124 ] || [ $rc = 137 ]; then echo " $(basename "$t") (stalled: killed after ${STRATA_SANITIZER_TIMEOUT:-300} s)" >>"$LOGS/sanitize-$tool.failed"
         elif [ $rc != 0 ] && grep -q 'Internal Sanitizer Error' "$one" && ! grep -qE 'Race reported|Invalid|Uninitialized|Barrier error|Leaked' "$one"; then
           echo " $(basename "$t") (tool error: $(grep -m1 -o 'Internal Sanitizer Error: [^.]*' "$one"))" >>"$LOGS/sanitize-$tool.failed"
         elif [ $rc != 0 ]; then echo " $(basename "$t")" >>"$LOGS/sanitize-$tool.failed"; fi
