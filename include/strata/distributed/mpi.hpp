@@ -27,6 +27,13 @@ inline void mpi_check(int code, const char* what) {
   throw transport_error(std::string("strata: ") + what + " failed: " + std::string(text, std::size_t(length)) + " (MPI error " +
                         std::to_string(code) + ")");
 }
+/// The GPUs this process sees; 0 when CUDA finds none (the error is cleared, not thrown, so that
+/// join_mpi can report it on every process).
+inline int visible_gpus() {
+  int gpus = 0;
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess) (void)cudaGetLastError(), gpus = 0;
+  return gpus;
+}
 }  // namespace detail
 
 /// This process's rank among the processes of `comm` on the same node. Collective over `comm`.
@@ -41,16 +48,6 @@ inline int node_local_rank(MPI_Comm comm) {
   detail::mpi_check(got, "MPI_Comm_rank (node)");
   return local;
 }
-
-namespace detail {
-/// The GPUs this process sees; 0 when CUDA finds none (the error is cleared, not thrown, so that
-/// join_mpi can report it on every process).
-inline int visible_gpus() {
-  int gpus = 0;
-  if (cudaGetDeviceCount(&gpus) != cudaSuccess) (void)cudaGetLastError(), gpus = 0;
-  return gpus;
-}
-}  // namespace detail
 
 /// The GPU for this process when the job leaves the choice to strata: its rank among the processes
 /// of `comm` on the same node, modulo the node's GPUs (one process per GPU when the job starts as
