@@ -11,6 +11,9 @@
 //   exchange ops NCCL alone: the same bytes to the ring neighbours as 7 column sends or one send.
 //   passes       migrate's counting, listing and split passes alone on one GPU, with a device copy
 //                of the same records for scale.
+//   halo         halo_exchange of the particles within a cutoff of each slab face (both directions)
+//                and drop_ghosts, against NCCL moving the same bytes between raw buffers.
+// --parts picks some of migrate,scaling,ops,passes,halo (all by default).
 // Prints a markdown table and writes JSON (--out). The host backend runs the same code on its
 // stand-in transport (small N) so that CI compiles and exercises it.
 #include <strata/distributed/distributed_vector.hpp>
@@ -198,6 +201,76 @@ passes_row bench_passes(std::size_t n, float fraction, int iters) {
   return {double(out) / double(n), median(tc) * 1e3, median(tl) * 1e3, median(ts) * 1e3, median(tcopy) * 1e3};
 }
 
+/// Ghosts of the demo's slabs: direction 0 sends the particles within `cut` of the slab's lower
+/// face to the rank below, direction 1 those near the upper face to the rank above.
+struct near_slab_face {
+  int ranks;
+  float cut;
+  STRATA_HD int operator()(const particle& p, int k) const {
+    const int me = strata_examples::slab_of_x{ranks}(p);
+    const float width = 2.0f / float(ranks), lo = -1.0f + width * float(me);
+    if (k == 0) return me > 0 && p.x < lo + cut ? me - 1 : -1;
+    return me + 1 < ranks && p.x >= lo + width - cut ? me + 1 : -1;
+  }
+};
+struct halo_row {
+  int gpus;
+  float cut;
+  double ghosts_per_rank, halo_ms, raw_ms;
+};
+/// halo_exchange(near_slab_face, 2) and drop_ghosts on shards of n particles (each rank its slab),
+/// timed to the end of the exchange, against NCCL moving the same bytes between raw buffers: every
+/// rank sends the ghosts it sends in both directions, as one buffer per neighbour, one group.
+halo_row bench_halo(int gpus, std::size_t n, int iters, float cut) {
+  auto comm = dist::communicator::local(gpus);
+  dist::distributed_soa_vector<particle> d(comm);
+  d.reserve(n + n / 4);
+  d.scatter(make(n * std::size_t(gpus)));
+  d.migrate(strata_examples::slab_of_x{gpus});
+  const near_slab_face fn{gpus, cut};
+  std::vector<double> t_halo, t_raw;
+  double ghosts = 0, sent = 0;
+  for (int i = -1; i < iters; ++i) {
+    const double t0 = wall();
+    const auto m = d.halo_exchange(fn, 2);
+    comm.synchronize_all();
+    const double t1 = wall();
+    if (i < 0) continue;
+    t_halo.push_back(t1 - t0);
+    ghosts = double(m.received) / gpus, sent = double(m.sent);
+    d.drop_ghosts();
+  }
+  // What each rank sends to each neighbour, on average over the 2 (G - 1) sides of the G - 1 faces.
+  const std::size_t side_bytes = std::size_t(sent / (2.0 * (gpus - 1))) * sizeof(particle);
+  std::vector<strata::buffer> out, in;
+  for (int l = 0; l < comm.local_ranks(); ++l) {
+    strata::detail::device_guard g(comm.device(l));
+    out.emplace_back(2 * side_bytes + 16, strata::memory_space::device);
+    in.emplace_back(2 * side_bytes + 16, strata::memory_space::device);
+  }
+  auto raw = [&] {
+    comm.group([&] {
+      for (int l = 0; l < comm.local_ranks(); ++l) {
+        const int r = comm.rank(l);
+        for (int side = 0; side < 2; ++side) {
+          const int peer = side == 0 ? r - 1 : r + 1;
+          if (peer < 0 || peer >= gpus) continue;
+          comm.send(l, out[std::size_t(l)].data() + std::size_t(side) * side_bytes, side_bytes, peer);
+          comm.recv(l, in[std::size_t(l)].data() + std::size_t(side) * side_bytes, side_bytes, peer);
+        }
+      }
+    });
+    comm.synchronize_all();
+  };
+  raw();
+  for (int i = 0; i < iters; ++i) {
+    const double t0 = wall();
+    raw();
+    t_raw.push_back(wall() - t0);
+  }
+  return {gpus, cut, ghosts, median(t_halo) * 1e3, median(t_raw) * 1e3};
+}
+
 struct ops_row {
   int gpus;
   std::size_t records;
@@ -324,7 +397,7 @@ int main(int argc, char** argv) {
   const std::string gpu = "host stand-in";
 #endif
   int iters = 20, steps = 30, reps = 5;
-  std::string out;
+  std::string out, parts = "migrate,scaling,ops,passes,halo";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     if (k == "--n") n = std::strtoull(argv[i + 1], nullptr, 10);
@@ -333,22 +406,32 @@ int main(int argc, char** argv) {
     else if (k == "--steps") steps = std::atoi(argv[i + 1]);
     else if (k == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
     else if (k == "--out") out = argv[i + 1];
+    else if (k == "--parts") parts = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: %s [--n per-GPU records] [--gpus G] [--iters I] [--steps S] [--reps R] [--out file.json]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--n per-GPU records] [--gpus G] [--iters I] [--steps S] [--reps R] [--parts migrate,scaling,ops,passes,halo] [--out file.json]\n", argv[0]);
       return 2;
     }
   }
   std::vector<migrate_row> mig;
   std::vector<scaling_row> scale;
+  auto part = [&](const char* name) { return ("," + parts + ",").find("," + std::string(name) + ",") != std::string::npos; };
   // 10% leaving takes migrate's streaming split, 2% its gather-and-fill path.
-  for (int g = 2; g <= gpus; ++g)
-    for (float fraction : {0.1f, 0.02f}) mig.push_back(bench_migrate(g, n, iters, fraction));
-  scale = bench_scaling(gpus, n, steps, reps);
+  if (part("migrate"))
+    for (int g = 2; g <= gpus; ++g)
+      for (float fraction : {0.1f, 0.02f}) mig.push_back(bench_migrate(g, n, iters, fraction));
+  if (part("scaling")) scale = bench_scaling(gpus, n, steps, reps);
   std::vector<passes_row> passes;
-  for (float fraction : {0.1f, 0.02f}) passes.push_back(bench_passes(n, fraction, iters));
+  if (part("passes"))
+    for (float fraction : {0.1f, 0.02f}) passes.push_back(bench_passes(n, fraction, iters));
   std::vector<ops_row> ops;
-  for (int g = 2; g <= gpus; ++g)
-    for (std::size_t k : {std::size_t(5000), n / 64, n / 10}) ops.push_back(bench_exchange_ops(g, k, iters));
+  if (part("ops"))
+    for (int g = 2; g <= gpus; ++g)
+      for (std::size_t k : {std::size_t(5000), n / 64, n / 10}) ops.push_back(bench_exchange_ops(g, k, iters));
+  // Cutoffs of 1% and 5% of the box's width: cut * G / 2 of a slab's records lie near each face.
+  std::vector<halo_row> halos;
+  if (part("halo"))
+    for (int g = 2; g <= gpus; ++g)
+      for (float cut : {0.02f, 0.1f}) halos.push_back(bench_halo(g, n, iters, cut));
 
   const double rec = double(sizeof(particle));
   std::printf("%s, %zu particles (%zu bytes each) per GPU\n\n", gpu.c_str(), n, sizeof(particle));
@@ -371,6 +454,11 @@ int main(int argc, char** argv) {
   std::printf("| leaving | counting pass ms | listing pass ms | split pass ms | device copy ms | split / copy time |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n");
   for (const auto& q : passes)
     std::printf("| %.1f%% | %.3f | %.3f | %.3f | %.3f | %.2f |\n", 100.0 * q.fraction, q.count_ms, q.list_ms, q.split_ms, q.copy_ms, q.split_ms / q.copy_ms);
+
+  std::printf("\nhalo_exchange (2 directions) and drop_ghosts, each rank its slab of %zu particles; raw: NCCL moving the same bytes between raw buffers, one group:\n\n", n);
+  std::printf("| GPUs | cutoff | ghosts received per rank | halo_exchange ms | NCCL raw buffers ms | raw ms / halo ms |\n| ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  for (const auto& h : halos)
+    std::printf("| %d | %.2f | %.0f | %.3f | %.3f | %.2fx |\n", h.gpus, double(h.cut), h.ghosts_per_rank, h.halo_ms, h.raw_ms, h.raw_ms / h.halo_ms);
 
   if (!out.empty()) {
     char date[32];
@@ -395,6 +483,10 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < passes.size(); ++i)
       j << (i ? "," : "") << "\n    {\"fraction\": " << passes[i].fraction << ", \"count_ms\": " << passes[i].count_ms << ", \"list_ms\": " << passes[i].list_ms
         << ", \"split_ms\": " << passes[i].split_ms << ", \"copy_ms\": " << passes[i].copy_ms << "}";
+    j << "\n  ],\n  \"halo\": [";
+    for (std::size_t i = 0; i < halos.size(); ++i)
+      j << (i ? "," : "") << "\n    {\"gpus\": " << halos[i].gpus << ", \"cutoff\": " << halos[i].cut << ", \"ghosts_per_rank\": " << halos[i].ghosts_per_rank
+        << ", \"halo_ms\": " << halos[i].halo_ms << ", \"nccl_raw_ms\": " << halos[i].raw_ms << "}";
     j << "\n  ]\n}\n";
   }
   return 0;

@@ -450,6 +450,111 @@ TEST(Distributed, HaloExchangeCopiesRecordsNearAFaceToTheNeighbour) {
   }
 }
 
+/// Ghosts whose destination varies from record to record within a direction: any rank, the
+/// record's own (no ghost) or none (-1); `bad` sends records of mass above 0.5 to rank `ranks`.
+struct spread_ghosts {
+  int ranks;
+  bool bad = false;
+  STRATA_HD int operator()(const particle& p, int k) const {
+    if (bad && p.mass > 0.5f) return ranks;
+    float w = p.vy * 7.0f + 0.37f * float(k);
+    w -= floorf(w);
+    const int r = int(w * float(ranks + 1)) - 1;
+    return r >= ranks ? ranks - 1 : r;
+  }
+};
+
+/// The shards after halo_exchange(fn, directions) from shards `own`: each rank's own records, then
+/// its ghosts by direction, source rank and record order; and how many copies that is.
+template <class GhostFn>
+std::int64_t expected_halo(const std::vector<std::vector<particle>>& own, GhostFn fn, int directions, std::vector<std::vector<particle>>& want) {
+  const int ranks = int(own.size());
+  want = own;
+  std::int64_t copies = 0;
+  for (int k = 0; k < directions; ++k)
+    for (int src = 0; src < ranks; ++src)
+      for (const auto& p : own[std::size_t(src)])
+        if (const int to = fn(p, k); to >= 0 && to != src) want[std::size_t(to)].push_back(p), ++copies;
+  return copies;
+}
+
+TEST(Distributed, HaloExchangeSendsEachRecordWhereItsDirectionSays) {
+  STRATA_SEED_TRACE();
+  for (int ranks : rank_counts()) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    auto comm = dist::communicator::local(ranks);
+    dist::distributed_soa_vector<particle> d(comm);
+    d.scatter(strata_test::random_records<particle>(30011, 6));
+    std::vector<std::vector<particle>> own(static_cast<std::size_t>(ranks)), want;
+    for (int r = 0; r < ranks; ++r) own[std::size_t(r)] = d.shard(r).to_host();
+    const spread_ghosts fn{ranks};
+    const std::int64_t copies = expected_halo(own, fn, 3, want);
+    const auto moved = d.halo_exchange(fn, 3);
+    EXPECT_EQ(moved.sent, copies);
+    EXPECT_EQ(moved.received, copies);
+    if (ranks > 1) {
+      EXPECT_GT(copies, 0);
+    }
+    for (int r = 0; r < ranks; ++r) {
+      const auto got = d.shard(r).to_host();
+      const auto& w = want[std::size_t(r)];
+      ASSERT_EQ(got.size(), w.size()) << "rank " << r;
+      EXPECT_EQ(d.ghosts(r), w.size() - own[std::size_t(r)].size()) << "rank " << r;
+      for (std::size_t i = 0; i < w.size(); ++i) ASSERT_TRUE(same(got[i], w[i])) << "record " << i << " of rank " << r;
+    }
+    d.drop_ghosts();
+    EXPECT_EQ(d.size(), 30011);
+  }
+}
+
+TEST(Distributed, HaloExchangeRefusesABadDestinationBeforeAnyCopy) {
+  const int ranks = rank_counts().back();
+  auto comm = dist::communicator::local(ranks);
+  dist::distributed_soa_vector<particle> d(comm);
+  auto host = strata_test::random_records<particle>(5003, 9);
+  for (auto& p : host) p.mass = std::abs(p.mass);
+  d.scatter(host);
+  try {
+    d.halo_exchange(spread_ghosts{ranks, true}, 2);
+    FAIL() << "nothing thrown";
+  } catch (const strata::size_error& e) {
+    EXPECT_NE(std::string(e.what()).find("halo_exchange"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("ranks are 0 to " + std::to_string(ranks - 1)), std::string::npos) << e.what();
+  }
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(d.ghosts(r), 0u) << "rank " << r;
+  const auto back = d.gather();
+  ASSERT_EQ(back.size(), host.size());
+  for (std::size_t i = 0; i < host.size(); ++i) ASSERT_TRUE(same(back[i], host[i])) << "record " << i;
+  // The container stays usable: the same exchange without the bad records goes through.
+  std::vector<std::vector<particle>> own(static_cast<std::size_t>(ranks)), want;
+  for (int r = 0; r < ranks; ++r) own[std::size_t(r)] = d.shard(r).to_host();
+  EXPECT_EQ(d.halo_exchange(spread_ghosts{ranks}, 2).received, expected_halo(own, spread_ghosts{ranks}, 2, want));
+}
+
+TEST(Distributed, SteadyHaloExchangesTakeNoNewMemory) {
+  STRATA_SEED_TRACE();
+  for (int ranks : rank_counts()) {
+    if (ranks < 2) continue;
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    auto comm = dist::communicator::local(ranks);
+    dist::distributed_soa_vector<particle> d(comm);
+    d.scatter(strata_test::random_records<particle>(40009, 10));
+    d.migrate(slab_of{ranks});
+    auto round = [&] {
+      const auto m = d.halo_exchange(near_face{ranks, 0.1f}, 2);
+      d.drop_ghosts();
+      return m.sent;
+    };
+    for (int r = 0; r < 3; ++r) (void)round();
+    const long before = strata::testing::allocation_ordinal.load();
+    std::int64_t sent = 0;
+    for (int r = 0; r < 5; ++r) sent += round();
+    EXPECT_GT(sent, 0);
+    EXPECT_EQ(strata::testing::allocation_ordinal.load(), before) << "a steady halo exchange asked for memory";
+    EXPECT_EQ(d.size(), 40009);
+  }
+}
+
 TEST(Distributed, DestinationsOutOfRangeAreRefusedBeforeAnythingMoves) {
   const int ranks = rank_counts().back();
   auto comm = dist::communicator::local(ranks);

@@ -243,7 +243,10 @@ class distributed_soa_vector {
       index_t out = 0;
       bool split = false;
       // Counts, checks and groups the leaving records; no shard changes.
-      if (!counted_all.after([&] { out = group_leaving(l, dest, keys, send[k], leaving, split); })) return;  // another rank failed
+      auto v = shards_[k].view();
+      const detail::leaving_for<decltype(v), DestFn> pick{v, dest, comm_->rank(l)};
+      if (!counted_all.after([&] { out = group_picked(l, v.size(), pick, dest, keys, send[k], leaving, split, true, migrate_labels); }))
+        return;  // another rank failed
       const std::size_t base = shards_[k].size() - std::size_t(out);
       const auto ex = prepare_exchange(l, outgoing_[k], send, split ? spare_[k] : shards_[k], base, ready_all);
       if (!ex) return;
@@ -268,33 +271,37 @@ class distributed_soa_vector {
   /// Ghost copies for a step that reads neighbours: for each direction k in [0, directions), every
   /// record r for which ghost_of(r, k) names another rank (-1: none) is copied there. Ghosts are
   /// appended after each rank's own records (ghosts(l) of them) and stay until drop_ghosts(); the
-  /// records themselves do not move. Returns the copies sent and received.
+  /// records themselves do not move. Per direction, as in migrate(): one pass over each rank's own
+  /// records (ghosts are not forwarded) counts the copies per destination and one wait brings the
+  /// counts to the host; a destination outside the job's ranks throws on every rank before that
+  /// direction's copies are sent; the selected records are gathered, grouped by destination, into
+  /// the rank's send buffer (kept between calls), so the work and memory go with the ghosts, not
+  /// with the shard. Returns the copies sent and received, with the last direction's exchange
+  /// queued on the ranks' streams.
   template <class GhostFn>
   migration_counts halo_exchange(GhostFn ghost_of, int directions) {
-    const int locals = comm_->local_ranks();
+    const std::size_t locals = std::size_t(comm_->local_ranks());
+    const int keys = comm_->size() > 2 && comm_->size() <= strata::detail::split_max_keys ? comm_->size() : 0;
     migration_counts total;
     for (int k = 0; k < directions; ++k) {
-      std::vector<soa_vector<T>> outgoing(static_cast<std::size_t>(locals));
-      counts send(static_cast<std::size_t>(locals));
-      for (int l = 0; l < locals; ++l) {
-        strata::detail::device_guard g(comm_->device(l));
-        const stream_t st = comm_->stream(l);
-        // Only the rank's own records are candidates (ghosts are not forwarded).
-        soa_vector<T> own;
-        own.resize_for_overwrite(owned_[std::size_t(l)]);
-        copy_columns(shards_[std::size_t(l)], 0, own, 0, std::int64_t(owned_[std::size_t(l)]), st);
-        strata::copy_if(own, outgoing[std::size_t(l)], detail::ghost_selected<GhostFn>{ghost_of, k, comm_->rank(l)}, st);
-        send[std::size_t(l)] = group_by_destination(l, outgoing[std::size_t(l)], detail::ghost_destination<GhostFn>{ghost_of, k}, "halo_exchange");
-      }
-      // The ghosts arrive behind each rank's records; every rank holds the memory for them before
-      // any sends (a failed allocation throws with no ghost sent).
-      detail::rank_barrier ready_all{locals};
-      std::vector<migration_counts> moved(static_cast<std::size_t>(locals));
+      counts send(locals);
+      std::vector<migration_counts> moved(locals);
+      detail::rank_barrier counted_all{int(locals)}, ready_all{int(locals)};
       on_every_rank([&](int l) {
+        strata::detail::device_guard g(comm_->device(l));
         const std::size_t q = std::size_t(l);
-        if (const auto ex = prepare_exchange(l, outgoing[q], send, shards_[q], shards_[q].size(), ready_all)) moved[q] = ex->run();
+        auto v = shards_[q].view();
+        const detail::ghost_for<decltype(v), GhostFn> pick{v, ghost_of, k, comm_->rank(l)};
+        std::unique_ptr<strata::detail::scratch_block> listed;
+        bool split = false;
+        if (!counted_all.after([&] {
+              (void)group_picked(l, index_t(owned_[q]), pick, detail::ghost_destination<GhostFn>{ghost_of, k}, keys, send[q], listed, split,
+                                 false, halo_labels);
+            }))
+          return;  // another rank failed
+        listed.reset();  // freed on the rank's stream, behind the gather
+        if (const auto ex = prepare_exchange(l, outgoing_[q], send, shards_[q], shards_[q].size(), ready_all)) moved[q] = ex->run();
       });
-      comm_->synchronize_all();  // outgoing is freed at the end of this pass: the sends must be done first
       for (const migration_counts& m : moved) total.sent += m.sent, total.received += m.received;
     }
     return total;
@@ -346,15 +353,6 @@ class distributed_soa_vector {
     synchronize(comm_->stream(l));
   }
 
-  static void copy_columns(const soa_vector<T>& from, std::int64_t at, soa_vector<T>& to, std::int64_t to_at, std::int64_t n, stream_t st) {
-    if (n <= 0) return;
-    for (std::size_t c = 0; c < soa_vector<T>::leaves; ++c) {
-      const std::size_t w = soa_vector<T>::layout_type::leaf_sizes[c];
-      copy_bytes_async(to.view().column_bytes(c) + std::size_t(to_at) * w, from.view().column_bytes(c) + std::size_t(at) * w,
-                       std::size_t(n) * w, st);
-    }
-  }
-
   /// Local rank l's part of an exchange (detail::rank_exchange): out[p's run] to rank p, arrivals
   /// behind `into`'s first `base` records. Prepared, then every local rank meets at `ready`: null
   /// when another rank failed to prepare (that rank throws why), so that none sends alone.
@@ -368,36 +366,46 @@ class distributed_soa_vector {
     });
     return all ? std::move(ex) : nullptr;
   }
-  /// migrate()'s first step on local rank l, which changes no shard: counts the leaving records per
-  /// destination (one pass, one wait), refuses a destination outside the job's ranks, and groups
-  /// the leaving records by destination into outgoing_[l]. Many leaving: one pass splits the shard
-  /// (the staying records to spare_[l], `split` set). Few: they are gathered, and their indices,
-  /// ascending, stay in `leaving` for the holes they leave. send_l gets the count for every rank;
-  /// returns how many leave.
-  template <class DestFn>
-  index_t group_leaving(int l, DestFn dest, int keys, std::vector<std::int64_t>& send_l, std::unique_ptr<strata::detail::scratch_block>& leaving,
-                        bool& split) {
+  /// What group_picked's messages name.
+  struct pick_labels {
+    const char* op;        // the call, for refused destinations
+    const char* counting;  // the counting pass
+    const char* gather;    // the gather into the send buffer
+  };
+  static constexpr pick_labels migrate_labels{"migrate", "strata migrate (leaving records)", "strata migrate (gather)"};
+  static constexpr pick_labels halo_labels{"halo_exchange", "strata halo_exchange (ghost records)", "strata halo_exchange (gather)"};
+
+  /// The first step of migrate() and of each halo_exchange() direction on local rank l, which
+  /// changes no shard: counts the records among the shard's first n that `pick` (a keyed pick whose
+  /// key is the destination rank) picks, per destination (one pass, one wait), refuses a
+  /// destination outside the job's ranks, and groups the picked records by destination into
+  /// outgoing_[l]; dest gives a record's destination where they must be sorted by it. Many picked
+  /// and may_split: one pass splits the shard (the others to spare_[l], `split` set). Otherwise
+  /// they are gathered, and their indices, ascending, stay in `picked` (for migrate's holes).
+  /// send_l gets the count for every rank; returns how many are picked.
+  template <class Pick, class DestFn>
+  index_t group_picked(int l, index_t n, const Pick& pick, DestFn dest, int keys, std::vector<std::int64_t>& send_l,
+                       std::unique_ptr<strata::detail::scratch_block>& picked, bool& split, bool may_split, const pick_labels& labels) {
     const std::size_t k = std::size_t(l);
     const stream_t st = comm_->stream(l);
     auto v = shards_[k].view();
-    const index_t n = v.size();
     send_l.assign(std::size_t(comm_->size()), 0);
     if (n == 0) return 0;
-    const detail::leaving_for<decltype(v), DestFn> pick{v, dest, comm_->rank(l)};
     const std::size_t words = strata::detail::split_head_words(keys);
     strata::detail::stream_scratch& cache = *scratch_[k];
     strata::detail::scratch_block head_block(sizeof(std::int64_t) * words, st, cache);
-    strata::detail::keyed_split counted(pick, n, keys, head_block.as<std::int64_t>(), st, "strata migrate (leaving records)", cache);
+    strata::detail::keyed_split counted(pick, n, keys, head_block.as<std::int64_t>(), st, labels.counting, cache);
     std::vector<std::int64_t> head(words);
     copy_bytes_async(head.data(), head_block.data(), sizeof(std::int64_t) * words, st);
     synchronize(st);
     const strata::detail::split_counts c = strata::detail::decode_split_head(head.data(), keys);
-    if (c.lo > c.hi) return 0;  // nothing leaves
+    if (c.lo > c.hi) return 0;  // nothing picked
     const detail::key_range range(c.lo, c.hi);
-    check_destinations(l, range, "migrate");
+    check_destinations(l, range, labels.op);
     const index_t out = index_t(c.picked);
     const bool one_dest = c.lo == c.hi;
-    if (out > n / leave_ratio_limit && (keys > 0 || one_dest)) {
+    const bool many = may_split && out > n / leave_ratio_limit;
+    if (many && (keys > 0 || one_dest)) {
       outgoing_[k].clear();
       outgoing_[k].resize_for_overwrite(std::size_t(out));
       spare_[k].clear();
@@ -405,7 +413,7 @@ class distributed_soa_vector {
       spare_[k].resize_for_overwrite(std::size_t(n - out));
       counted.split(pick, v, spare_[k].view(), outgoing_[k].view(), keys > 0 ? c.single_key() : -1);
       split = true;
-    } else if (out > n / leave_ratio_limit) {
+    } else if (many) {
       spare_[k].clear();
       spare_[k].reserve(reserved_);
       strata::partition_copy(shards_[k], spare_[k], outgoing_[k], detail::stays_on<DestFn>{dest, comm_->rank(l)}, st);
@@ -414,20 +422,20 @@ class distributed_soa_vector {
       // Their indices in order (for the holes) and, when they go to several ranks, by destination
       // (for the gather); scratch [in order][by destination].
       const bool several = keys > 0 && c.single_key() < 0;
-      leaving = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * std::size_t(out) * (several ? 2 : 1), st, cache);
-      std::int64_t* in_order = leaving->as<std::int64_t>();
+      picked = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * std::size_t(out) * (several ? 2 : 1), st, cache);
+      std::int64_t* in_order = picked->as<std::int64_t>();
       std::int64_t* by_dest = several ? in_order + out : nullptr;
       counted.list(pick, 0, in_order, by_dest);
       outgoing_[k].clear();
       outgoing_[k].resize_for_overwrite(std::size_t(out));
       auto o = outgoing_[k].view();
-      strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, several ? by_dest : in_order}, out, st, "strata migrate (gather)");
+      strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, several ? by_dest : in_order}, out, st, labels.gather);
     }
     if (keys > 0) {
       send_l = c.per_key;
       send_l[std::size_t(comm_->rank(l))] = 0;
     } else {
-      send_l = group_by_destination(l, outgoing_[k], dest, "migrate", &range);  // nothing runs for one destination
+      send_l = group_by_destination(l, outgoing_[k], dest, labels.op, &range);  // nothing runs for one destination
     }
     return out;
   }

@@ -121,14 +121,17 @@ struct widen_range {
 struct as_range {
   STRATA_HD key_range operator()(std::int32_t k) const { return key_range(k); }
 };
-template <class GhostFn>
-struct ghost_selected {
+/// A keyed pick for halo_exchange(): record i is picked (copied as a ghost) when fn(record, k)
+/// names a rank other than `keep`, the rank it is on; -1 (no ghost) keys it as `keep`.
+template <class View, class GhostFn>
+struct ghost_for {
+  View v;
   GhostFn fn;
-  int k, me;
-  template <class R>
-  STRATA_HD bool operator()(const R& r) const {
-    const int to = fn(r, k);
-    return to >= 0 && to != me;
+  int k;
+  std::int32_t keep;
+  STRATA_HD std::int32_t key(index_t i) const {
+    const int to = fn(v.load(i), k);
+    return to < 0 ? keep : std::int32_t(to);
   }
 };
 template <class GhostFn>
