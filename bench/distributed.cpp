@@ -84,6 +84,18 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
 }
+/// f() once to warm up, then the median of iters timed calls, in ms.
+template <class F>
+double median_ms(F f, int iters) {
+  f();
+  std::vector<double> t;
+  for (int i = 0; i < iters; ++i) {
+    const double t0 = wall();
+    f();
+    t.push_back(wall() - t0);
+  }
+  return median(t) * 1e3;
+}
 
 struct migrate_row {
   int gpus;
@@ -102,7 +114,7 @@ migrate_row bench_migrate(int gpus, std::size_t n, int iters, float fraction) {
   float phase = 0;
   d.migrate(ring_of{gpus, phase});  // every record to its rank
   d.migrate(ring_of{gpus, phase += step});  // warm: buffers and pools reach their size
-  std::vector<double> t_migrate, t_idle, t_raw;
+  std::vector<double> t_migrate, t_idle;
   double moved = 0;
   for (int i = 0; i < iters; ++i) {
     const double t0 = wall();
@@ -135,13 +147,8 @@ migrate_row bench_migrate(int gpus, std::size_t n, int iters, float fraction) {
     });
     comm.synchronize_all();
   };
-  raw();
-  for (int i = 0; i < iters; ++i) {
-    const double t0 = wall();
-    raw();
-    t_raw.push_back(wall() - t0);
-  }
-  return {gpus, moved, median(t_migrate) * 1e3, median(t_raw) * 1e3, median(t_idle) * 1e3};
+  const double raw_ms = median_ms(raw, iters);
+  return {gpus, moved, median(t_migrate) * 1e3, raw_ms, median(t_idle) * 1e3};
 }
 
 /// Dest for the passes table: rank 1 for a fraction f of the particles (by the fraction of x * 1000,
@@ -228,7 +235,7 @@ halo_row bench_halo(int gpus, std::size_t n, int iters, float cut) {
   d.scatter(make(n * std::size_t(gpus)));
   d.migrate(strata_examples::slab_of_x{gpus});
   const near_slab_face fn{gpus, cut};
-  std::vector<double> t_halo, t_raw;
+  std::vector<double> t_halo;
   double ghosts = 0, sent = 0;
   for (int i = -1; i < iters; ++i) {
     const double t0 = wall();
@@ -262,13 +269,8 @@ halo_row bench_halo(int gpus, std::size_t n, int iters, float cut) {
     });
     comm.synchronize_all();
   };
-  raw();
-  for (int i = 0; i < iters; ++i) {
-    const double t0 = wall();
-    raw();
-    t_raw.push_back(wall() - t0);
-  }
-  return {gpus, cut, ghosts, median(t_halo) * 1e3, median(t_raw) * 1e3};
+  const double raw_ms = median_ms(raw, iters);
+  return {gpus, cut, ghosts, median(t_halo) * 1e3, raw_ms};
 }
 
 struct ops_row {

@@ -424,9 +424,9 @@ TEST(Distributed, HaloExchangeCopiesRecordsNearAFaceToTheNeighbour) {
     for (int r = 0; r < ranks; ++r) own[std::size_t(r)] = d.shard(r).to_host();
     const near_face ghost{ranks, 0.05f};
     std::vector<std::vector<particle>> want(static_cast<std::size_t>(ranks));
-    std::int64_t copies = 0;
-    for (int k = 0; k < 2; ++k)
-      for (int src = 0; src < ranks; ++src)
+    std::int64_t copies = 0;  // ghosts by source rank, then by direction, then in record order
+    for (int src = 0; src < ranks; ++src)
+      for (int k = 0; k < 2; ++k)
         for (const auto& p : own[std::size_t(src)])
           if (const int to = ghost(p, k); to >= 0) want[std::size_t(to)].push_back(p), ++copies;
     const auto moved = d.halo_exchange(ghost, 2);
@@ -465,70 +465,66 @@ struct spread_ghosts {
 };
 
 /// The shards after halo_exchange(fn, directions) from shards `own`: each rank's own records, then
-/// its ghosts by direction, source rank and record order; and how many copies that is.
+/// its ghosts by source rank, direction and record order; and how many copies that is.
 template <class GhostFn>
 std::int64_t expected_halo(const std::vector<std::vector<particle>>& own, GhostFn fn, int directions, std::vector<std::vector<particle>>& want) {
   const int ranks = int(own.size());
   want = own;
   std::int64_t copies = 0;
-  for (int k = 0; k < directions; ++k)
-    for (int src = 0; src < ranks; ++src)
+  for (int src = 0; src < ranks; ++src)
+    for (int k = 0; k < directions; ++k)
       for (const auto& p : own[std::size_t(src)])
         if (const int to = fn(p, k); to >= 0 && to != src) want[std::size_t(to)].push_back(p), ++copies;
   return copies;
+}
+
+/// halo_exchange(spread_ghosts, directions) on `ranks` ranks holding n random records: every
+/// shard as expected_halo says, and drop_ghosts restores them.
+void check_spread_halo(int ranks, int directions, std::size_t n, unsigned seed) {
+  auto comm = dist::communicator::local(ranks);
+  dist::distributed_soa_vector<particle> d(comm);
+  d.scatter(strata_test::random_records<particle>(n, seed));
+  std::vector<std::vector<particle>> own(static_cast<std::size_t>(ranks)), want;
+  for (int r = 0; r < ranks; ++r) own[std::size_t(r)] = d.shard(r).to_host();
+  const spread_ghosts fn{ranks};
+  const std::int64_t copies = expected_halo(own, fn, directions, want);
+  const auto moved = d.halo_exchange(fn, directions);
+  EXPECT_EQ(moved.sent, copies);
+  EXPECT_EQ(moved.received, copies);
+  if (ranks > 1 && directions > 0) {
+    EXPECT_GT(copies, 0);
+  }
+  for (int r = 0; r < ranks; ++r) {
+    const auto got = d.shard(r).to_host();
+    const auto& w = want[std::size_t(r)];
+    ASSERT_EQ(got.size(), w.size()) << "rank " << r;
+    EXPECT_EQ(d.ghosts(r), w.size() - own[std::size_t(r)].size()) << "rank " << r;
+    for (std::size_t i = 0; i < w.size(); ++i) ASSERT_TRUE(same(got[i], w[i])) << "record " << i << " of rank " << r;
+  }
+  d.drop_ghosts();
+  EXPECT_EQ(d.size(), std::int64_t(n));
 }
 
 TEST(Distributed, HaloExchangeSendsEachRecordWhereItsDirectionSays) {
   STRATA_SEED_TRACE();
   for (int ranks : rank_counts()) {
     SCOPED_TRACE(std::to_string(ranks) + " ranks");
-    auto comm = dist::communicator::local(ranks);
-    dist::distributed_soa_vector<particle> d(comm);
-    d.scatter(strata_test::random_records<particle>(30011, 6));
-    std::vector<std::vector<particle>> own(static_cast<std::size_t>(ranks)), want;
-    for (int r = 0; r < ranks; ++r) own[std::size_t(r)] = d.shard(r).to_host();
-    const spread_ghosts fn{ranks};
-    const std::int64_t copies = expected_halo(own, fn, 3, want);
-    const auto moved = d.halo_exchange(fn, 3);
-    EXPECT_EQ(moved.sent, copies);
-    EXPECT_EQ(moved.received, copies);
-    if (ranks > 1) {
-      EXPECT_GT(copies, 0);
-    }
-    for (int r = 0; r < ranks; ++r) {
-      const auto got = d.shard(r).to_host();
-      const auto& w = want[std::size_t(r)];
-      ASSERT_EQ(got.size(), w.size()) << "rank " << r;
-      EXPECT_EQ(d.ghosts(r), w.size() - own[std::size_t(r)].size()) << "rank " << r;
-      for (std::size_t i = 0; i < w.size(); ++i) ASSERT_TRUE(same(got[i], w[i])) << "record " << i << " of rank " << r;
-    }
-    d.drop_ghosts();
-    EXPECT_EQ(d.size(), 30011);
+    check_spread_halo(ranks, 3, 30011, 6);
+    check_spread_halo(ranks, 1, 1001, 7);
+    check_spread_halo(ranks, 0, 1001, 8);
   }
 }
 
-TEST(Distributed, HaloExchangeRefusesABadDestinationBeforeAnyCopy) {
-  const int ranks = rank_counts().back();
-  auto comm = dist::communicator::local(ranks);
-  dist::distributed_soa_vector<particle> d(comm);
-  auto host = strata_test::random_records<particle>(5003, 9);
-  for (auto& p : host) p.mass = std::abs(p.mass);
-  d.scatter(host);
-  try {
-    d.halo_exchange(spread_ghosts{ranks, true}, 2);
-    FAIL() << "nothing thrown";
-  } catch (const strata::size_error& e) {
-    EXPECT_NE(std::string(e.what()).find("halo_exchange"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("ranks are 0 to " + std::to_string(ranks - 1)), std::string::npos) << e.what();
-  }
-  for (int r = 0; r < ranks; ++r) EXPECT_EQ(d.ghosts(r), 0u) << "rank " << r;
-  const auto back = d.gather();
-  ASSERT_EQ(back.size(), host.size());
-  for (std::size_t i = 0; i < host.size(); ++i) ASSERT_TRUE(same(back[i], host[i])) << "record " << i;
-  // The container stays usable: the same exchange without the bad records goes through.
-  std::vector<std::vector<particle>> own(static_cast<std::size_t>(ranks)), want;
-  for (int r = 0; r < ranks; ++r) own[std::size_t(r)] = d.shard(r).to_host();
-  EXPECT_EQ(d.halo_exchange(spread_ghosts{ranks}, 2).received, expected_halo(own, spread_ghosts{ranks}, 2, want));
+// More ranks than a split counts one by one: every direction's ghosts are listed in order and the
+// whole send buffer is sorted by destination, with the same result.
+TEST(Distributed, HaloExchangeWithMoreRanksThanASplitCounts) {
+  STRATA_SEED_TRACE();
+  const int ranks = strata::detail::split_max_keys + 2;
+#if defined(STRATA_BACKEND_CUDA)
+  int gpus = 0;
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < ranks) GTEST_SKIP() << "needs " << ranks << " GPUs";
+#endif
+  check_spread_halo(ranks, 3, 20011, 11);
 }
 
 TEST(Distributed, SteadyHaloExchangesTakeNoNewMemory) {
@@ -555,23 +551,35 @@ TEST(Distributed, SteadyHaloExchangesTakeNoNewMemory) {
   }
 }
 
+// migrate and halo_exchange refuse a destination outside the job's ranks before any record moves
+// or is copied, and the container stays usable.
 TEST(Distributed, DestinationsOutOfRangeAreRefusedBeforeAnythingMoves) {
   const int ranks = rank_counts().back();
   auto comm = dist::communicator::local(ranks);
   dist::distributed_soa_vector<particle> d(comm);
-  auto host = strata_test::random_records<particle>(1000, 2);
+  auto host = strata_test::random_records<particle>(5003, 2);
   for (auto& p : host) p.mass = std::abs(p.mass);
   d.scatter(host);
-  try {
-    d.migrate(out_of_range{ranks});
-    FAIL() << "nothing thrown";
-  } catch (const strata::size_error& e) {
-    EXPECT_NE(std::string(e.what()).find("ranks are 0 to " + std::to_string(ranks - 1)), std::string::npos) << e.what();
+  for (const char* op : {"migrate", "halo_exchange"}) {
+    SCOPED_TRACE(op);
+    try {
+      if (std::string(op) == "migrate") d.migrate(out_of_range{ranks});
+      else d.halo_exchange(spread_ghosts{ranks, true}, 2);
+      FAIL() << "nothing thrown";
+    } catch (const strata::size_error& e) {
+      EXPECT_NE(std::string(e.what()).find(op), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("ranks are 0 to " + std::to_string(ranks - 1)), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(d.size(), 5003) << "every record is still there";
+    for (int r = 0; r < ranks; ++r) EXPECT_EQ(d.ghosts(r), 0u) << "rank " << r;
+    const auto back = d.gather();
+    ASSERT_EQ(back.size(), host.size());
+    for (std::size_t i = 0; i < host.size(); ++i) ASSERT_TRUE(same(back[i], host[i])) << "record " << i << " moved or changed";
   }
-  EXPECT_EQ(d.size(), 1000) << "every record is still there";
-  const auto back = d.gather();
-  ASSERT_EQ(back.size(), host.size());
-  for (std::size_t i = 0; i < host.size(); ++i) ASSERT_TRUE(same(back[i], host[i])) << "record " << i << " moved or changed";
+  // The container stays usable: the same exchange without the bad records goes through.
+  std::vector<std::vector<particle>> own(static_cast<std::size_t>(ranks)), want;
+  for (int r = 0; r < ranks; ++r) own[std::size_t(r)] = d.shard(r).to_host();
+  EXPECT_EQ(d.halo_exchange(spread_ghosts{ranks}, 2).received, expected_halo(own, spread_ghosts{ranks}, 2, want));
 }
 
 /// Only the last rank holds records with a bad destination: every rank stops at the meeting after

@@ -245,8 +245,7 @@ class distributed_soa_vector {
       // Counts, checks and groups the leaving records; no shard changes.
       auto v = shards_[k].view();
       const detail::leaving_for<decltype(v), DestFn> pick{v, dest, comm_->rank(l)};
-      if (!counted_all.after([&] { out = group_picked(l, v.size(), pick, dest, keys, send[k], leaving, split, true, migrate_labels); }))
-        return;  // another rank failed
+      if (!counted_all.after([&] { out = group_leaving(l, pick, dest, keys, send[k], leaving, split); })) return;  // another rank failed
       const std::size_t base = shards_[k].size() - std::size_t(out);
       const auto ex = prepare_exchange(l, outgoing_[k], send, split ? spare_[k] : shards_[k], base, ready_all);
       if (!ex) return;
@@ -270,40 +269,30 @@ class distributed_soa_vector {
 
   /// Ghost copies for a step that reads neighbours: for each direction k in [0, directions), every
   /// record r for which ghost_of(r, k) names another rank (-1: none) is copied there. Ghosts are
-  /// appended after each rank's own records (ghosts(l) of them) and stay until drop_ghosts(); the
-  /// records themselves do not move. Per direction, as in migrate(): one pass over each rank's own
-  /// records (ghosts are not forwarded) counts the copies per destination and one wait brings the
-  /// counts to the host; a destination outside the job's ranks throws on every rank before that
-  /// direction's copies are sent; the selected records are gathered, grouped by destination, into
-  /// the rank's send buffer (kept between calls), so the work and memory go with the ghosts, not
-  /// with the shard. Returns the copies sent and received, with the last direction's exchange
+  /// appended after each rank's own records (ghosts(l) of them), in source-rank order, and from one
+  /// source by direction, then in record order; they stay until drop_ghosts(), and the records
+  /// themselves do not move. Every direction goes in one exchange: per direction one pass over each
+  /// rank's own records (ghosts are not forwarded) counts the copies per destination, one wait
+  /// brings all the counts to the host, and a destination outside the job's ranks throws on every
+  /// rank before any copy is sent; the selected records are then gathered, grouped by destination,
+  /// into the rank's send buffer (kept between calls, as migrate's), so the work and the memory go
+  /// with the ghosts, not with the shard. Returns the copies sent and received, with the exchange
   /// queued on the ranks' streams.
   template <class GhostFn>
   migration_counts halo_exchange(GhostFn ghost_of, int directions) {
     const std::size_t locals = std::size_t(comm_->local_ranks());
     const int keys = comm_->size() > 2 && comm_->size() <= strata::detail::split_max_keys ? comm_->size() : 0;
+    counts send(locals);
+    std::vector<migration_counts> moved(locals);
+    detail::rank_barrier counted_all{int(locals)}, ready_all{int(locals)};
+    on_every_rank([&](int l) {
+      strata::detail::device_guard g(comm_->device(l));
+      const std::size_t q = std::size_t(l);
+      if (!counted_all.after([&] { group_ghosts(l, ghost_of, std::max(directions, 0), keys, send[q]); })) return;  // another rank failed
+      if (const auto ex = prepare_exchange(l, outgoing_[q], send, shards_[q], shards_[q].size(), ready_all)) moved[q] = ex->run();
+    });
     migration_counts total;
-    for (int k = 0; k < directions; ++k) {
-      counts send(locals);
-      std::vector<migration_counts> moved(locals);
-      detail::rank_barrier counted_all{int(locals)}, ready_all{int(locals)};
-      on_every_rank([&](int l) {
-        strata::detail::device_guard g(comm_->device(l));
-        const std::size_t q = std::size_t(l);
-        auto v = shards_[q].view();
-        const detail::ghost_for<decltype(v), GhostFn> pick{v, ghost_of, k, comm_->rank(l)};
-        std::unique_ptr<strata::detail::scratch_block> listed;
-        bool split = false;
-        if (!counted_all.after([&] {
-              (void)group_picked(l, index_t(owned_[q]), pick, detail::ghost_destination<GhostFn>{ghost_of, k}, keys, send[q], listed, split,
-                                 false, halo_labels);
-            }))
-          return;  // another rank failed
-        listed.reset();  // freed on the rank's stream, behind the gather
-        if (const auto ex = prepare_exchange(l, outgoing_[q], send, shards_[q], shards_[q].size(), ready_all)) moved[q] = ex->run();
-      });
-      for (const migration_counts& m : moved) total.sent += m.sent, total.received += m.received;
-    }
+    for (const migration_counts& m : moved) total.sent += m.sent, total.received += m.received;
     return total;
   }
   /// Ghost records at the end of local rank l's shard.
@@ -366,45 +355,36 @@ class distributed_soa_vector {
     });
     return all ? std::move(ex) : nullptr;
   }
-  /// What group_picked's messages name.
-  struct pick_labels {
-    const char* op;        // the call, for refused destinations
-    const char* counting;  // the counting pass
-    const char* gather;    // the gather into the send buffer
-  };
-  static constexpr pick_labels migrate_labels{"migrate", "strata migrate (leaving records)", "strata migrate (gather)"};
-  static constexpr pick_labels halo_labels{"halo_exchange", "strata halo_exchange (ghost records)", "strata halo_exchange (gather)"};
-
-  /// The first step of migrate() and of each halo_exchange() direction on local rank l, which
-  /// changes no shard: counts the records among the shard's first n that `pick` (a keyed pick whose
-  /// key is the destination rank) picks, per destination (one pass, one wait), refuses a
-  /// destination outside the job's ranks, and groups the picked records by destination into
-  /// outgoing_[l]; dest gives a record's destination where they must be sorted by it. Many picked
-  /// and may_split: one pass splits the shard (the others to spare_[l], `split` set). Otherwise
-  /// they are gathered, and their indices, ascending, stay in `picked` (for migrate's holes).
-  /// send_l gets the count for every rank; returns how many are picked.
+  /// migrate()'s first step on local rank l, which changes no shard: counts the records that
+  /// `pick` (a keyed pick whose key is the destination rank) picks, per destination (one pass, one
+  /// wait), refuses a destination outside the job's ranks, and groups the leaving records by
+  /// destination into outgoing_[l]. Many leaving: one pass splits the shard (the staying records
+  /// to spare_[l], `split` set). Few: they are gathered, and their indices, ascending, stay in
+  /// `leaving` for the holes they leave. send_l gets the count for every rank; returns how many
+  /// leave.
   template <class Pick, class DestFn>
-  index_t group_picked(int l, index_t n, const Pick& pick, DestFn dest, int keys, std::vector<std::int64_t>& send_l,
-                       std::unique_ptr<strata::detail::scratch_block>& picked, bool& split, bool may_split, const pick_labels& labels) {
+  index_t group_leaving(int l, const Pick& pick, DestFn dest, int keys, std::vector<std::int64_t>& send_l,
+                        std::unique_ptr<strata::detail::scratch_block>& leaving, bool& split) {
     const std::size_t k = std::size_t(l);
     const stream_t st = comm_->stream(l);
     auto v = shards_[k].view();
+    const index_t n = v.size();
     send_l.assign(std::size_t(comm_->size()), 0);
     if (n == 0) return 0;
     const std::size_t words = strata::detail::split_head_words(keys);
     strata::detail::stream_scratch& cache = *scratch_[k];
     strata::detail::scratch_block head_block(sizeof(std::int64_t) * words, st, cache);
-    strata::detail::keyed_split counted(pick, n, keys, head_block.as<std::int64_t>(), st, labels.counting, cache);
+    strata::detail::keyed_split counted(pick, n, keys, head_block.as<std::int64_t>(), st, "strata migrate (leaving records)", cache);
     std::vector<std::int64_t> head(words);
     copy_bytes_async(head.data(), head_block.data(), sizeof(std::int64_t) * words, st);
     synchronize(st);
     const strata::detail::split_counts c = strata::detail::decode_split_head(head.data(), keys);
-    if (c.lo > c.hi) return 0;  // nothing picked
+    if (c.lo > c.hi) return 0;  // nothing leaves
     const detail::key_range range(c.lo, c.hi);
-    check_destinations(l, range, labels.op);
+    check_destinations(l, range, "migrate");
     const index_t out = index_t(c.picked);
     const bool one_dest = c.lo == c.hi;
-    const bool many = may_split && out > n / leave_ratio_limit;
+    const bool many = out > n / leave_ratio_limit;
     if (many && (keys > 0 || one_dest)) {
       outgoing_[k].clear();
       outgoing_[k].resize_for_overwrite(std::size_t(out));
@@ -422,22 +402,110 @@ class distributed_soa_vector {
       // Their indices in order (for the holes) and, when they go to several ranks, by destination
       // (for the gather); scratch [in order][by destination].
       const bool several = keys > 0 && c.single_key() < 0;
-      picked = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * std::size_t(out) * (several ? 2 : 1), st, cache);
-      std::int64_t* in_order = picked->as<std::int64_t>();
+      leaving = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * std::size_t(out) * (several ? 2 : 1), st, cache);
+      std::int64_t* in_order = leaving->as<std::int64_t>();
       std::int64_t* by_dest = several ? in_order + out : nullptr;
       counted.list(pick, 0, in_order, by_dest);
       outgoing_[k].clear();
       outgoing_[k].resize_for_overwrite(std::size_t(out));
       auto o = outgoing_[k].view();
-      strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, several ? by_dest : in_order}, out, st, labels.gather);
+      strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, several ? by_dest : in_order}, out, st, "strata migrate (gather)");
     }
     if (keys > 0) {
       send_l = c.per_key;
       send_l[std::size_t(comm_->rank(l))] = 0;
     } else {
-      send_l = group_by_destination(l, outgoing_[k], dest, labels.op, &range);  // nothing runs for one destination
+      send_l = group_by_destination(l, outgoing_[k], dest, "migrate", &range);  // nothing runs for one destination
     }
     return out;
+  }
+
+  /// halo_exchange()'s first step on local rank l, which changes no shard: for each direction k, one
+  /// counting pass over the rank's own records for the ghosts ghost_of(record, k) names, per
+  /// destination; one wait for every direction's counts; a destination outside the job's ranks
+  /// refused; then the ghosts listed and gathered into outgoing_[l], grouped by destination and
+  /// within one destination by direction (without counts per rank, keys = 0 with more than two
+  /// ranks, the directions one after another and then sorted by destination, stably). send_l gets
+  /// the count for every rank.
+  template <class GhostFn>
+  void group_ghosts(int l, GhostFn ghost_of, int directions, int keys, std::vector<std::int64_t>& send_l) {
+    const std::size_t q = std::size_t(l);
+    const stream_t st = comm_->stream(l);
+    const int R = comm_->size(), me = comm_->rank(l);
+    auto v = shards_[q].view();
+    using pick_t = detail::ghost_for<decltype(v), GhostFn>;
+    const index_t n = index_t(owned_[q]);
+    send_l.assign(std::size_t(R), 0);
+    if (n == 0 || directions == 0) return;
+    const std::size_t K = std::size_t(directions), words = strata::detail::split_head_words(keys);
+    strata::detail::stream_scratch& cache = *scratch_[q];
+    strata::detail::scratch_block head_block(sizeof(std::int64_t) * words * K, st, cache);
+    std::vector<std::unique_ptr<strata::detail::keyed_split>> counted;
+    for (int k = 0; k < directions; ++k)
+      counted.push_back(std::make_unique<strata::detail::keyed_split>(pick_t{v, ghost_of, k, me}, n, keys,
+                                                                      head_block.as<std::int64_t>() + words * std::size_t(k), st,
+                                                                      "strata halo_exchange (ghost records)", cache));
+    std::vector<std::int64_t> head(words * K);
+    copy_bytes_async(head.data(), head_block.data(), sizeof(std::int64_t) * head.size(), st);
+    synchronize(st);
+    // Per direction: the counts, and how many go to each rank (known unless sorted below).
+    const bool sort_after = keys == 0 && R > 2;
+    std::vector<strata::detail::split_counts> c(K);
+    std::vector<std::vector<std::int64_t>> per(K, std::vector<std::int64_t>(std::size_t(R), 0));
+    detail::key_range range(std::numeric_limits<std::int32_t>::max(), std::numeric_limits<std::int32_t>::min());
+    std::int64_t total = 0;
+    for (std::size_t k = 0; k < K; ++k) {
+      c[k] = strata::detail::decode_split_head(head.data() + words * k, keys);
+      if (c[k].lo > c[k].hi) continue;  // no ghosts in this direction
+      check_destinations(l, detail::key_range(c[k].lo, c[k].hi), "halo_exchange");
+      range = detail::widen_range{}(range, detail::key_range(c[k].lo, c[k].hi));
+      total += c[k].picked;
+      if (keys > 0) per[k] = c[k].per_key;
+      else if (!sort_after) per[k][std::size_t(c[k].lo)] = c[k].picked;  // one rank besides this one
+    }
+    if (total == 0) return;
+    // Rank p's run holds direction 0's ghosts for p, then direction 1's, ...
+    std::vector<std::vector<std::int64_t>> at(K, std::vector<std::int64_t>(std::size_t(R), 0));
+    std::int64_t end = 0;
+    for (std::size_t p = 0; p < std::size_t(R); ++p)
+      for (std::size_t k = 0; k < K; ++k) at[k][p] = end, end += per[k][p];
+    outgoing_[q].clear();
+    outgoing_[q].resize_for_overwrite(std::size_t(total));
+    auto o = outgoing_[q].view();
+    std::unique_ptr<strata::detail::scratch_block> dest_keys;  // sort_after: every ghost's destination
+    if (sort_after) dest_keys = std::make_unique<strata::detail::scratch_block>(sizeof(std::int32_t) * std::size_t(total), st, cache);
+    std::int64_t next = 0;  // sort_after: where the next direction's ghosts start
+    for (std::size_t k = 0; k < K; ++k) {
+      const index_t m = index_t(c[k].picked);
+      if (m == 0) continue;
+      const bool several = keys > 0 && c[k].single_key() < 0;
+      strata::detail::scratch_block listed(sizeof(std::int64_t) * std::size_t(m) * (several ? 2 : 1), st, cache);
+      std::int64_t* in_order = listed.as<std::int64_t>();
+      std::int64_t* by_dest = several ? in_order + m : nullptr;
+      counted[k]->list(pick_t{v, ghost_of, int(k), me}, 0, in_order, by_dest);
+      if (several) {
+        std::int64_t from = 0;  // by_dest holds key 0's ghosts, then key 1's, ...
+        for (std::size_t p = 0; p < std::size_t(R); ++p) {
+          if (per[k][p] == 0) continue;
+          strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, by_dest + from, index_t(at[k][p])}, index_t(per[k][p]), st,
+                                   "strata halo_exchange (gather)");
+          from += per[k][p];
+        }
+      } else {
+        const std::int64_t to = sort_after ? next : at[k][std::size_t(c[k].lo)];
+        strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, in_order, index_t(to)}, m, st, "strata halo_exchange (gather)");
+        if (sort_after)
+          strata::detail::run_each(detail::destinations<decltype(o), detail::ghost_destination<GhostFn>>{dest_keys->as<std::int32_t>(), o, {ghost_of, int(k)}, index_t(next)},
+                                   m, st, "strata halo_exchange (destinations)");
+        next += m;
+      }
+    }
+    if (sort_after) {
+      send_l = sort_by_destination(l, outgoing_[q], dest_keys->as<std::int32_t>(), range);
+    } else {
+      for (std::size_t p = 0; p < std::size_t(R); ++p)
+        for (std::size_t k = 0; k < K; ++k) send_l[p] += per[k][p];
+    }
   }
 
   /// Closes the holes `count` leaving records (ascending indices idx) leave in local rank l's shard
@@ -475,10 +543,10 @@ class distributed_soa_vector {
   template <class DestFn>
   std::vector<std::int64_t> group_by_destination(int l, soa_vector<T>& s, DestFn dest, const char* op, const detail::key_range* known = nullptr) {
     const int R = comm_->size();
-    std::vector<std::int64_t> c(static_cast<std::size_t>(R), 0);
     const index_t n = index_t(s.size());
-    if (n == 0) return c;
+    if (n == 0) return std::vector<std::int64_t>(static_cast<std::size_t>(R), 0);
     if (known != nullptr && known->lo == known->hi) {
+      std::vector<std::int64_t> c(static_cast<std::size_t>(R), 0);
       c[std::size_t(known->lo)] = n;
       return c;
     }
@@ -487,24 +555,33 @@ class distributed_soa_vector {
     strata::detail::scratch_block keys(sizeof(std::int32_t) * std::size_t(n), st, *scratch_[std::size_t(l)]);
     auto v = s.view();
     strata::detail::run_each(detail::destinations<decltype(v), DestFn>{keys.as<std::int32_t>(), v, dest}, n, st, "destinations");
-    const cuda::std::span<std::int32_t> key_span(keys.as<std::int32_t>(), std::size_t(n));
     const detail::key_range range =
         known != nullptr ? *known
                          : strata::detail::reduce_to_host<detail::key_range>(
-                               strata::detail::column_source<std::int32_t, detail::as_range>{key_span.data(), n, {}},
+                               strata::detail::column_source<std::int32_t, detail::as_range>{keys.as<std::int32_t>(), n, {}},
                                detail::key_range(std::numeric_limits<std::int32_t>::max(), std::numeric_limits<std::int32_t>::min()),
                                detail::widen_range{}, st);
     check_destinations(l, range, op);
-    const std::int32_t lo = range.lo, hi = range.hi;
-    if (lo == hi) {
-      c[std::size_t(lo)] = n;
+    return sort_by_destination(l, s, keys.as<std::int32_t>(), range);
+  }
+  /// Sorts s (local rank l's records) stably by their destinations keys[i] (device memory, queued
+  /// on the rank's stream, every one within `range`, which is checked) and returns how many go to
+  /// each rank; waits for the counts.
+  std::vector<std::int64_t> sort_by_destination(int l, soa_vector<T>& s, std::int32_t* keys, const detail::key_range& range) {
+    const int R = comm_->size();
+    std::vector<std::int64_t> c(static_cast<std::size_t>(R), 0);
+    const index_t n = index_t(s.size());
+    if (n == 0) return c;
+    if (range.lo == range.hi) {
+      c[std::size_t(range.lo)] = n;
       return c;
     }
+    const stream_t st = comm_->stream(l);
+    const cuda::std::span<std::int32_t> key_span(keys, std::size_t(n));
     // Radix passes over the bits a rank number has, no more.
-    strata::sort_by_key(s, key_span, st, 0, std::max(1, int(std::bit_width(unsigned(hi)))));
+    strata::sort_by_key(s, key_span, st, 0, std::max(1, int(std::bit_width(unsigned(range.hi)))));
     strata::detail::scratch_block offsets(sizeof(std::int64_t) * std::size_t(R + 1), st, *scratch_[std::size_t(l)]);
-    strata::detail::run_each(detail::rank_offsets{keys.as<std::int32_t>(), n, offsets.as<std::int64_t>()}, index_t(R + 1), st,
-                             "destination counts");
+    strata::detail::run_each(detail::rank_offsets{keys, n, offsets.as<std::int64_t>()}, index_t(R + 1), st, "destination counts");
     std::vector<std::int64_t> off(static_cast<std::size_t>(R + 1));
     synchronize(st);
     copy_bytes(off.data(), offsets.data(), off.size() * sizeof(std::int64_t));

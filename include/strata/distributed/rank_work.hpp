@@ -21,13 +21,14 @@
 namespace strata::distributed {
 
 namespace detail {
-/// Destination rank of each record.
+/// Destination rank of each record of [first, first + count).
 template <class View, class DestFn>
 struct destinations {
   std::int32_t* out;
   View view;
   DestFn dest;
-  STRATA_HD void operator()(index_t i) const { out[i] = std::int32_t(dest(view.load(i))); }
+  index_t first = 0;
+  STRATA_HD void operator()(index_t i) const { out[first + i] = std::int32_t(dest(view.load(first + i))); }
 };
 /// offsets[p] = the number of (sorted) keys below p, for p in [0, ranks]: records for rank p are
 /// [offsets[p], offsets[p + 1]).
@@ -64,12 +65,13 @@ struct leaving_for {
   std::int32_t keep;
   STRATA_HD std::int32_t key(index_t i) const { return std::int32_t(dest(v.load(i))); }
 };
-/// to[i] = from[idx[i]].
+/// to[to_at + i] = from[idx[i]].
 template <class View>
 struct gather_records {
   View from, to;
   const std::int64_t* idx;
-  STRATA_HD void operator()(index_t i) const { to.store(i, from.load(index_t(idx[i]))); }
+  index_t to_at = 0;
+  STRATA_HD void operator()(index_t i) const { to.store(to_at + i, from.load(index_t(idx[i]))); }
 };
 /// v[to[j]] = v[from[j]] for j < *count (the two index sets are disjoint; count is in device
 /// memory, written by the selection queued before on the same stream).
