@@ -25,17 +25,29 @@ namespace {
 namespace dist = strata::distributed;
 using strata_test::particle;
 
-std::vector<int> rank_counts() {
+/// Ranks a test may make: the host stand-in makes any number; on CUDA one per GPU.
+int gpus_here() {
 #if defined(STRATA_BACKEND_CUDA)
   int gpus = 0;
-  if (cudaGetDeviceCount(&gpus) != cudaSuccess) gpus = 0;
+  return cudaGetDeviceCount(&gpus) == cudaSuccess ? gpus : 0;
+#else
+  return std::numeric_limits<int>::max();
+#endif
+}
+
+std::vector<int> rank_counts() {
+#if defined(STRATA_BACKEND_CUDA)
   std::vector<int> r;
-  for (int k = 1; k <= std::min(gpus, 4); ++k) r.push_back(k);
+  for (int k = 1; k <= std::min(gpus_here(), 4); ++k) r.push_back(k);
   return r;
 #else
   return {1, 2, 3, 5};
 #endif
 }
+
+/// More ranks than a split counts one by one (strata::detail::split_max_keys): the host stand-in
+/// runs such a job; a CUDA machine would need that many GPUs.
+constexpr int many_ranks = strata::detail::split_max_keys + 2;
 
 /// The rank a particle belongs to: slabs of the box [-1, 1) along x.
 struct slab_of {
@@ -256,16 +268,12 @@ TEST(Distributed, MigrateSendsEveryRecordToItsRank) {
     }
 }
 
-// More ranks than migrate counts one by one (strata::detail::split_max_keys): the leaving records
-// are listed in order and sorted by destination instead, with the same result. The host stand-in
-// runs it; a CUDA machine would need that many GPUs.
+// More ranks than migrate counts one by one: the leaving records are listed in order and sorted by
+// destination instead, with the same result.
 TEST(Distributed, MigrateWithMoreRanksThanASplitCounts) {
   STRATA_SEED_TRACE();
-  const int ranks = strata::detail::split_max_keys + 2;
-#if defined(STRATA_BACKEND_CUDA)
-  int gpus = 0;
-  if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < ranks) GTEST_SKIP() << "needs " << ranks << " GPUs";
-#endif
+  const int ranks = many_ranks;
+  if (gpus_here() < ranks) GTEST_SKIP() << "needs " << ranks << " GPUs";
   auto comm = dist::communicator::local(ranks);
   dist::distributed_soa_vector<particle> d(comm);
   const std::size_t n = 20011;
@@ -519,11 +527,8 @@ TEST(Distributed, HaloExchangeSendsEachRecordWhereItsDirectionSays) {
 // whole send buffer is sorted by destination, with the same result.
 TEST(Distributed, HaloExchangeWithMoreRanksThanASplitCounts) {
   STRATA_SEED_TRACE();
-  const int ranks = strata::detail::split_max_keys + 2;
-#if defined(STRATA_BACKEND_CUDA)
-  int gpus = 0;
-  if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < ranks) GTEST_SKIP() << "needs " << ranks << " GPUs";
-#endif
+  const int ranks = many_ranks;
+  if (gpus_here() < ranks) GTEST_SKIP() << "needs " << ranks << " GPUs";
   check_spread_halo(ranks, 3, 20011, 11);
 }
 
