@@ -474,8 +474,8 @@ struct spread_ghosts {
 
 /// The shards after halo_exchange(fn, directions) from shards `own`: each rank's own records, then
 /// its ghosts by source rank, direction and record order; and how many copies that is.
-template <class GhostFn>
-std::int64_t expected_halo(const std::vector<std::vector<particle>>& own, GhostFn fn, int directions, std::vector<std::vector<particle>>& want) {
+template <class R, class GhostFn>
+std::int64_t expected_halo(const std::vector<std::vector<R>>& own, GhostFn fn, int directions, std::vector<std::vector<R>>& want) {
   const int ranks = int(own.size());
   want = own;
   std::int64_t copies = 0;
@@ -486,15 +486,17 @@ std::int64_t expected_halo(const std::vector<std::vector<particle>>& own, GhostF
   return copies;
 }
 
-/// halo_exchange(spread_ghosts, directions) on `ranks` ranks holding n random records: every
-/// shard as expected_halo says, and drop_ghosts restores them.
-void check_spread_halo(int ranks, int directions, std::size_t n, unsigned seed) {
+/// halo_exchange(fn, directions) on `ranks` ranks holding n random records of type R, runs packed up
+/// to `limit` bytes: every shard as expected_halo says, and drop_ghosts restores them.
+template <class R, class GhostFn>
+void check_halo(int ranks, int directions, std::size_t n, unsigned seed, GhostFn fn,
+                std::size_t limit = std::numeric_limits<std::size_t>::max()) {
   auto comm = dist::communicator::local(ranks);
-  dist::distributed_soa_vector<particle> d(comm);
-  d.scatter(strata_test::random_records<particle>(n, seed));
-  std::vector<std::vector<particle>> own(static_cast<std::size_t>(ranks)), want;
+  dist::distributed_soa_vector<R> d(comm);
+  d.set_packing_limit(limit);
+  d.scatter(strata_test::random_records<R>(n, seed));
+  std::vector<std::vector<R>> own(static_cast<std::size_t>(ranks)), want;
   for (int r = 0; r < ranks; ++r) own[std::size_t(r)] = d.shard(r).to_host();
-  const spread_ghosts fn{ranks};
   const std::int64_t copies = expected_halo(own, fn, directions, want);
   const auto moved = d.halo_exchange(fn, directions);
   EXPECT_EQ(moved.sent, copies);
@@ -507,11 +509,23 @@ void check_spread_halo(int ranks, int directions, std::size_t n, unsigned seed) 
     const auto& w = want[std::size_t(r)];
     ASSERT_EQ(got.size(), w.size()) << "rank " << r;
     EXPECT_EQ(d.ghosts(r), w.size() - own[std::size_t(r)].size()) << "rank " << r;
-    for (std::size_t i = 0; i < w.size(); ++i) ASSERT_TRUE(same(got[i], w[i])) << "record " << i << " of rank " << r;
+    for (std::size_t i = 0; i < w.size(); ++i) ASSERT_TRUE(strata_test::same_bits(got[i], w[i])) << "record " << i << " of rank " << r;
   }
   d.drop_ghosts();
   EXPECT_EQ(d.size(), std::int64_t(n));
 }
+void check_spread_halo(int ranks, int directions, std::size_t n, unsigned seed) { check_halo<particle>(ranks, directions, n, seed, spread_ghosts{ranks}); }
+
+/// Ghosts of cell_records: like spread_ghosts, from the fraction of w[0].
+struct spread_cell_ghosts {
+  int ranks;
+  STRATA_HD int operator()(const strata_test::cell_record& c, int k) const {
+    double w = c.w[0] * 7.0 + 0.37 * double(k);
+    w -= floor(w);
+    const int r = int(w * double(ranks + 1)) - 1;
+    return r >= ranks ? ranks - 1 : r;
+  }
+};
 
 TEST(Distributed, HaloExchangeSendsEachRecordWhereItsDirectionSays) {
   STRATA_SEED_TRACE();
@@ -521,6 +535,17 @@ TEST(Distributed, HaloExchangeSendsEachRecordWhereItsDirectionSays) {
     check_spread_halo(ranks, 1, 1001, 7);
     check_spread_halo(ranks, 0, 1001, 8);
   }
+}
+
+// A record that is not the particle (nested, leaves of 8, 4, 2 and 1 bytes), its ghosts travelling
+// packed, column by column, and some runs of one exchange each way.
+TEST(Distributed, HaloExchangeMovesRecordsOfMixedLeaves) {
+  STRATA_SEED_TRACE();
+  for (int ranks : rank_counts())
+    for (std::size_t limit : {std::numeric_limits<std::size_t>::max(), std::size_t(0), std::size_t(1) << 15}) {
+      SCOPED_TRACE(std::to_string(ranks) + " ranks, packing limit " + std::to_string(limit));
+      check_halo<strata_test::cell_record>(ranks, 2, 30011, 17, spread_cell_ghosts{ranks}, limit);
+    }
 }
 
 // More ranks than a split counts one by one: every direction's ghosts are listed in order and the
