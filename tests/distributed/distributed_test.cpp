@@ -7,6 +7,7 @@
 #include "common/records.hpp"
 #include "common/testing.hpp"
 
+#include <cuda/std/bit>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -458,6 +459,14 @@ TEST(Distributed, HaloExchangeCopiesRecordsNearAFaceToTheNeighbour) {
   }
 }
 
+/// One of -1, 0, ..., ranks - 1 from a value's bits and a direction k, spread evenly, in integer
+/// arithmetic: the host model and the device must agree on every record (float arithmetic may
+/// round differently there, where nvcc fuses a multiply and an add).
+STRATA_HD inline int spread_rank(std::uint32_t bits, int k, int ranks) {
+  const std::uint32_t h = (bits ^ (std::uint32_t(k) * 0x9e3779b9u)) * 0x85ebca6bu;
+  return int((std::uint64_t(h >> 8) * std::uint64_t(ranks + 1)) >> 24) - 1;
+}
+
 /// Ghosts whose destination varies from record to record within a direction: any rank, the
 /// record's own (no ghost) or none (-1); `bad` sends records of mass above 0.5 to rank `ranks`.
 struct spread_ghosts {
@@ -465,10 +474,7 @@ struct spread_ghosts {
   bool bad = false;
   STRATA_HD int operator()(const particle& p, int k) const {
     if (bad && p.mass > 0.5f) return ranks;
-    float w = p.vy * 7.0f + 0.37f * float(k);
-    w -= floorf(w);
-    const int r = int(w * float(ranks + 1)) - 1;
-    return r >= ranks ? ranks - 1 : r;
+    return spread_rank(cuda::std::bit_cast<std::uint32_t>(p.vy), k, ranks);
   }
 };
 
@@ -520,10 +526,8 @@ void check_spread_halo(int ranks, int directions, std::size_t n, unsigned seed) 
 struct spread_cell_ghosts {
   int ranks;
   STRATA_HD int operator()(const strata_test::cell_record& c, int k) const {
-    double w = c.w[0] * 7.0 + 0.37 * double(k);
-    w -= floor(w);
-    const int r = int(w * double(ranks + 1)) - 1;
-    return r >= ranks ? ranks - 1 : r;
+    const std::uint64_t b = cuda::std::bit_cast<std::uint64_t>(c.w[0]);
+    return spread_rank(std::uint32_t(b ^ (b >> 32)), k, ranks);
   }
 };
 

@@ -226,10 +226,10 @@ __global__ void __launch_bounds__(pick_threads) list_split_kernel(Pick pick, ind
 /// keys) are written nowhere (the caller refuses those before it splits). single_key >= 0 (every
 /// picked record has that key) or keys = 0 (no grouping): picked records go in index order and no
 /// ranking by key runs.
-template <class Pick, class From, class To>
+template <class Pick, class From, class To, class ToPicked>
 __global__ void __launch_bounds__(pick_threads) split_records_kernel(Pick pick, index_t n, int keys, index_t blocks, const std::int64_t* counts,
                                                                      const std::int64_t* ends, std::int32_t single_key, From from, To kept,
-                                                                     To picked_to) {
+                                                                     ToPicked picked_to) {
   const index_t b = index_t(blockIdx.x);
   bool f[pick_items], stay[pick_items];
   std::int32_t key[pick_items];
@@ -351,8 +351,8 @@ class keyed_split {
   /// caller. No picked key may lie outside [0, keys) (the caller checks the head's range first).
   /// single_key: the head's split_counts::single_key(), which spares the ranking by key when it is
   /// not -1.
-  template <class Pick, class From, class To>
-  void split(Pick pick, From from, To kept, To picked_to, std::int32_t single_key = -1) {
+  template <class Pick, class From, class To, class ToPicked>
+  void split(Pick pick, From from, To kept, ToPicked picked_to, std::int32_t single_key = -1) {
 #if defined(STRATA_BACKEND_CUDA)
     if (blocks_ == 0) return;
     split_records_kernel<<<unsigned(blocks_), pick_threads, 0, stream_>>>(pick, n_, keys_, blocks_, counts(), ends(), single_key, from, kept, picked_to);

@@ -213,6 +213,7 @@ class distributed_soa_vector {
   /// records, in order, and the leaving ones, grouped by destination. Both keep the records' order
   /// within a destination and need no sort and no further wait (with more than split_max_keys
   /// ranks, the leaving records are sorted by destination and their counts take a second wait).
+  /// Both write each run that travels packed straight into its place in the wire block.
   /// The runs then go to their ranks through NCCL (each run as one message, its columns packed,
   /// unless packing_limit() says otherwise) and arrive behind the receiver's records, in
   /// source-rank order. Every local rank does all of its part on a host thread of its own, its
@@ -239,15 +240,16 @@ class distributed_soa_vector {
     on_every_rank([&](int l) {
       strata::detail::device_guard g(comm_->device(l));
       const std::size_t k = std::size_t(l);
-      std::unique_ptr<strata::detail::scratch_block> leaving;  // the leaving records' indices (few leave)
+      std::unique_ptr<strata::detail::scratch_block> leaving;     // the leaving records' indices (few leave)
+      std::unique_ptr<strata::detail::scratch_block> packed_out;  // the runs that travel packed, on the wire already
       index_t out = 0;
       bool split = false;
       // Counts, checks and groups the leaving records; no shard changes.
       auto v = shards_[k].view();
       const detail::leaving_for<decltype(v), DestFn> pick{v, dest, comm_->rank(l)};
-      if (!counted_all.after([&] { out = group_leaving(l, pick, dest, keys, send[k], leaving, split); })) return;  // another rank failed
+      if (!counted_all.after([&] { out = group_leaving(l, pick, dest, keys, send[k], leaving, split, packed_out); })) return;  // another rank failed
       const std::size_t base = shards_[k].size() - std::size_t(out);
-      const auto ex = prepare_exchange(l, outgoing_[k], send, split ? spare_[k] : shards_[k], base, ready_all);
+      const auto ex = prepare_exchange(l, outgoing_[k], send, split ? spare_[k] : shards_[k], base, ready_all, std::move(packed_out));
       if (!ex) return;
       if (!split && out > 0) fill_holes(l, leaving->as<std::int64_t>(), out, dest);
       leaving.reset();  // freed on the rank's stream, behind the moves
@@ -275,8 +277,9 @@ class distributed_soa_vector {
   /// rank's own records (ghosts are not forwarded) counts the copies per destination, one wait
   /// brings all the counts to the host, and a destination outside the job's ranks throws on every
   /// rank before any copy is sent; the selected records are then gathered, grouped by destination,
-  /// into the rank's send buffer (kept between calls, as migrate's), so the work and the memory go
-  /// with the ghosts, not with the shard. Returns the copies sent and received, with the exchange
+  /// straight into the wire block their runs travel in (runs past packing_limit() into the rank's
+  /// send buffer, kept between calls, as migrate's), so the work and the memory go with the ghosts,
+  /// not with the shard. Returns the copies sent and received, with the exchange
   /// queued on the ranks' streams.
   template <class GhostFn>
   migration_counts halo_exchange(GhostFn ghost_of, int directions) {
@@ -288,8 +291,9 @@ class distributed_soa_vector {
     on_every_rank([&](int l) {
       strata::detail::device_guard g(comm_->device(l));
       const std::size_t q = std::size_t(l);
-      if (!counted_all.after([&] { group_ghosts(l, ghost_of, std::max(directions, 0), keys, send[q]); })) return;  // another rank failed
-      if (const auto ex = prepare_exchange(l, outgoing_[q], send, shards_[q], shards_[q].size(), ready_all)) moved[q] = ex->run();
+      std::unique_ptr<strata::detail::scratch_block> packed_out;  // the runs that travel packed, on the wire already
+      if (!counted_all.after([&] { group_ghosts(l, ghost_of, std::max(directions, 0), keys, send[q], packed_out); })) return;  // another rank failed
+      if (const auto ex = prepare_exchange(l, outgoing_[q], send, shards_[q], shards_[q].size(), ready_all, std::move(packed_out))) moved[q] = ex->run();
     });
     migration_counts total;
     for (const migration_counts& m : moved) total.sent += m.sent, total.received += m.received;
@@ -298,11 +302,11 @@ class distributed_soa_vector {
   /// Ghost records at the end of local rank l's shard.
   std::size_t ghosts(int l) const { return shards_.at(std::size_t(l)).size() - owned_.at(std::size_t(l)); }
   /// Messages of migrate() and halo_exchange() of at most this many bytes travel packed: every
-  /// column of a run in one NCCL send, copied into a wire block before and out of one after. One
-  /// send is faster at every size measured, even with the copies: the same bytes between two
-  /// H200s as 7 column sends or as one took 0.066-0.077 / 0.027-0.033 ms for 5000 records, 0.21 /
-  /// 0.14 ms for 2^20 and 1.19 / 0.65 ms for 6.7e6 (bench/distributed.cpp), where the two copies
-  /// cost about 0.09 ms each. So every run travels packed by default; the price is memory: wire
+  /// column of a run in one NCCL send, written into a wire block by the split or gather that
+  /// selects the records, and copied out of one after the receive. One send is faster at every
+  /// size measured, even with a copy in and a copy out: the same bytes between two H200s as 7
+  /// column sends or as one took 0.066-0.077 / 0.027-0.033 ms for 5000 records, 0.21 / 0.14 ms for
+  /// 2^20 and 1.19 / 0.65 ms for 6.7e6 (bench/distributed.cpp), where each copy costs about 0.09 ms. So every run travels packed by default; the price is memory: wire
   /// blocks as large as what a rank sends and receives, taken from the scratch pool for the call.
   /// A smaller limit bounds that memory (0: every column on its own, in place). Every rank of a
   /// job must use the same limit (it decides the format of what a rank receives).
@@ -342,29 +346,33 @@ class distributed_soa_vector {
     synchronize(comm_->stream(l));
   }
 
-  /// Local rank l's part of an exchange (detail::rank_exchange): out[p's run] to rank p, arrivals
-  /// behind `into`'s first `base` records. Prepared, then every local rank meets at `ready`: null
-  /// when another rank failed to prepare (that rank throws why), so that none sends alone.
+  /// Local rank l's part of an exchange (detail::rank_exchange): out[p's run] to rank p (or, for
+  /// the runs that travel packed, what packed_out holds when given), arrivals behind `into`'s first
+  /// `base` records. Prepared, then every local rank meets at `ready`: null when another rank
+  /// failed to prepare (that rank throws why), so that none sends alone.
   std::unique_ptr<detail::rank_exchange<T>> prepare_exchange(int l, soa_vector<T>& out, const counts& send, soa_vector<T>& into, std::size_t base,
-                                                             detail::rank_barrier& ready) {
+                                                             detail::rank_barrier& ready, std::unique_ptr<strata::detail::scratch_block> packed_out) {
     std::unique_ptr<detail::rank_exchange<T>> ex;
     const bool all = ready.after([&] {
       strata::detail::stream_scratch& cache = *scratch_[std::size_t(l)];
       ex = std::make_unique<detail::rank_exchange<T>>(*comm_, l, out, send[std::size_t(l)], detail::receive_counts(*comm_, l, send, cache), into,
-                                                      base, pack_limit_, cache);
+                                                      base, pack_limit_, std::move(packed_out), cache);
     });
     return all ? std::move(ex) : nullptr;
   }
   /// migrate()'s first step on local rank l, which changes no shard: counts the records that
   /// `pick` (a keyed pick whose key is the destination rank) picks, per destination (one pass, one
   /// wait), refuses a destination outside the job's ranks, and groups the leaving records by
-  /// destination into outgoing_[l]. Many leaving: one pass splits the shard (the staying records
-  /// to spare_[l], `split` set). Few: they are gathered, and their indices, ascending, stay in
-  /// `leaving` for the holes they leave. send_l gets the count for every rank; returns how many
-  /// leave.
+  /// destination. Where the counts give every destination's run (keys counted, or one
+  /// destination), the runs that travel packed go straight into a wire block (`packed_out`) and
+  /// the others into outgoing_[l]; otherwise all go to outgoing_[l], sorted by destination after.
+  /// Many leaving: one pass splits the shard (the staying records to spare_[l], `split` set). Few:
+  /// they are gathered, and their indices, ascending, stay in `leaving` for the holes they leave.
+  /// send_l gets the count for every rank; returns how many leave.
   template <class Pick, class DestFn>
   index_t group_leaving(int l, const Pick& pick, DestFn dest, int keys, std::vector<std::int64_t>& send_l,
-                        std::unique_ptr<strata::detail::scratch_block>& leaving, bool& split) {
+                        std::unique_ptr<strata::detail::scratch_block>& leaving, bool& split,
+                        std::unique_ptr<strata::detail::scratch_block>& packed_out) {
     const std::size_t k = std::size_t(l);
     const stream_t st = comm_->stream(l);
     auto v = shards_[k].view();
@@ -385,55 +393,84 @@ class distributed_soa_vector {
     const index_t out = index_t(c.picked);
     const bool one_dest = c.lo == c.hi;
     const bool many = out > n / leave_ratio_limit;
-    if (many && (keys > 0 || one_dest)) {
-      outgoing_[k].clear();
-      outgoing_[k].resize_for_overwrite(std::size_t(out));
-      spare_[k].clear();
-      spare_[k].reserve(reserved_);  // it becomes the shard: the room reserve() asked for stays
-      spare_[k].resize_for_overwrite(std::size_t(n - out));
-      counted.split(pick, v, spare_[k].view(), outgoing_[k].view(), keys > 0 ? c.single_key() : -1);
-      split = true;
-    } else if (many) {
+    if (keys > 0 || one_dest) {
+      // Every run's size is known: each goes to its place on the wire now.
+      if (keys > 0) send_l = c.per_key;
+      else send_l[std::size_t(c.lo)] = out;
+      send_l[std::size_t(comm_->rank(l))] = 0;
+      const auto to = wire_target_for(l, send_l, out, packed_out);
+      if (many) {
+        spare_[k].clear();
+        spare_[k].reserve(reserved_);  // it becomes the shard: the room reserve() asked for stays
+        spare_[k].resize_for_overwrite(std::size_t(n - out));
+        counted.split(pick, v, spare_[k].view(), to, keys > 0 ? c.single_key() : -1);
+        split = true;
+      } else {
+        // Their indices in order (for the holes) and, when they go to several ranks, by destination
+        // (for the gather); scratch [in order][by destination]. A gather by the list keeps every
+        // record's loads independent of the others': the pass that lists them would wait for
+        // them block by block.
+        const bool several = keys > 0 && c.single_key() < 0;
+        leaving = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * std::size_t(out) * (several ? 2 : 1), st, cache);
+        std::int64_t* in_order = leaving->as<std::int64_t>();
+        std::int64_t* by_dest = several ? in_order + out : nullptr;
+        counted.list(pick, 0, in_order, by_dest);
+        strata::detail::run_each(detail::gather_records<decltype(v), decltype(to)>{v, to, several ? by_dest : in_order}, out, st,
+                                 "strata migrate (gather)");
+      }
+      return out;
+    }
+    if (many) {
       spare_[k].clear();
       spare_[k].reserve(reserved_);
       strata::partition_copy(shards_[k], spare_[k], outgoing_[k], detail::stays_on<DestFn>{dest, comm_->rank(l)}, st);
       split = true;
     } else {
-      // Their indices in order (for the holes) and, when they go to several ranks, by destination
-      // (for the gather); scratch [in order][by destination].
-      const bool several = keys > 0 && c.single_key() < 0;
-      leaving = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * std::size_t(out) * (several ? 2 : 1), st, cache);
-      std::int64_t* in_order = leaving->as<std::int64_t>();
-      std::int64_t* by_dest = several ? in_order + out : nullptr;
-      counted.list(pick, 0, in_order, by_dest);
+      leaving = std::make_unique<strata::detail::scratch_block>(sizeof(std::int64_t) * std::size_t(out), st, cache);
+      counted.list(pick, 0, leaving->as<std::int64_t>(), nullptr);
       outgoing_[k].clear();
       outgoing_[k].resize_for_overwrite(std::size_t(out));
       auto o = outgoing_[k].view();
-      strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, several ? by_dest : in_order}, out, st, "strata migrate (gather)");
+      strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, leaving->as<std::int64_t>()}, out, st, "strata migrate (gather)");
     }
-    if (keys > 0) {
-      send_l = c.per_key;
-      send_l[std::size_t(comm_->rank(l))] = 0;
-    } else {
-      send_l = group_by_destination(l, outgoing_[k], dest, "migrate", &range);  // nothing runs for one destination
-    }
+    send_l = group_by_destination(l, outgoing_[k], dest, "migrate", &range);
     return out;
+  }
+  /// Where local rank l's `total` outgoing records (send_l[p] for rank p, in rank order) are
+  /// written: the runs that travel packed into a new wire block (packed_out), the others into
+  /// outgoing_[l] at their place in the send order (sized for all of them only when some run
+  /// travels column by column).
+  auto wire_target_for(int l, const std::vector<std::int64_t>& send_l, index_t total, std::unique_ptr<strata::detail::scratch_block>& packed_out) {
+    const std::size_t q = std::size_t(l);
+    std::vector<std::size_t> at;
+    const std::size_t bytes = detail::wire_offsets<soa_vector<T>>(send_l, pack_limit_, at);
+    if (bytes > 0) packed_out = std::make_unique<strata::detail::scratch_block>(bytes, comm_->stream(l), *scratch_[q]);
+    const bool all_packed =
+        std::all_of(send_l.begin(), send_l.end(), [&](std::int64_t m) { return m == 0 || detail::travels_packed<soa_vector<T>>(m, pack_limit_); });
+    outgoing_[q].clear();
+    if (!all_packed) outgoing_[q].resize_for_overwrite(std::size_t(total));
+    auto to = detail::make_wire_target<soa_vector<T>>(send_l, pack_limit_, packed_out ? packed_out->data() : nullptr, outgoing_[q].view());
+    if (!to) throw std::logic_error("strata: exchange: more packed runs than a wire target holds");
+    return *to;
   }
 
   /// halo_exchange()'s first step on local rank l, which changes no shard: for each direction k, one
   /// counting pass over the rank's own records for the ghosts ghost_of(record, k) names, per
   /// destination; one wait for every direction's counts; a destination outside the job's ranks
-  /// refused; then the ghosts listed and gathered into outgoing_[l], grouped by destination and
-  /// within one destination by direction (without counts per rank, keys = 0 with more than two
-  /// ranks, the directions one after another and then sorted by destination, stably). send_l gets
-  /// the count for every rank.
+  /// refused; then the ghosts listed and gathered, grouped by destination and within one
+  /// destination by direction, into a wire target (wire_target_for: packed runs into packed_out);
+  /// without counts per rank (keys = 0 with more than two ranks), the directions one after another
+  /// into outgoing_[l] and then sorted by destination, stably. send_l gets the count for every
+  /// rank.
   template <class GhostFn>
-  void group_ghosts(int l, GhostFn ghost_of, int directions, int keys, std::vector<std::int64_t>& send_l) {
+  void group_ghosts(int l, GhostFn ghost_of, int directions, int keys, std::vector<std::int64_t>& send_l,
+                    std::unique_ptr<strata::detail::scratch_block>& packed_out) {
     const std::size_t q = std::size_t(l);
     const stream_t st = comm_->stream(l);
     const int R = comm_->size(), me = comm_->rank(l);
     auto v = shards_[q].view();
-    using pick_t = detail::ghost_for<decltype(v), GhostFn>;
+    using view_t = decltype(v);
+    using pick_t = detail::ghost_for<view_t, GhostFn>;
     const index_t n = index_t(owned_[q]);
     send_l.assign(std::size_t(R), 0);
     if (n == 0 || directions == 0) return;
@@ -469,12 +506,32 @@ class distributed_soa_vector {
     std::int64_t end = 0;
     for (std::size_t p = 0; p < std::size_t(R); ++p)
       for (std::size_t k = 0; k < K; ++k) at[k][p] = end, end += per[k][p];
-    outgoing_[q].clear();
-    outgoing_[q].resize_for_overwrite(std::size_t(total));
-    auto o = outgoing_[q].view();
-    std::unique_ptr<strata::detail::scratch_block> dest_keys;  // sort_after: every ghost's destination
-    if (sort_after) dest_keys = std::make_unique<strata::detail::scratch_block>(sizeof(std::int32_t) * std::size_t(total), st, cache);
-    std::int64_t next = 0;  // sort_after: where the next direction's ghosts start
+    if (sort_after) {
+      // Without counts per rank (keys = 0): each direction's ghosts in order, their destinations
+      // beside them, then one stable sort by destination.
+      outgoing_[q].clear();
+      outgoing_[q].resize_for_overwrite(std::size_t(total));
+      auto o = outgoing_[q].view();
+      strata::detail::scratch_block dest_keys(sizeof(std::int32_t) * std::size_t(total), st, cache);
+      std::int64_t next = 0;
+      for (std::size_t k = 0; k < K; ++k) {
+        const index_t m = index_t(c[k].picked);
+        if (m == 0) continue;
+        strata::detail::scratch_block listed(sizeof(std::int64_t) * std::size_t(m), st, cache);
+        counted[k]->list(pick_t{v, ghost_of, int(k), me}, 0, listed.as<std::int64_t>(), nullptr);
+        strata::detail::run_each(detail::gather_records<view_t>{v, o, listed.as<std::int64_t>(), index_t(next)}, m, st, "strata halo_exchange (gather)");
+        strata::detail::run_each(detail::destinations<view_t, detail::ghost_destination<GhostFn>>{dest_keys.as<std::int32_t>(), o, {ghost_of, int(k)}, index_t(next)},
+                                 m, st, "strata halo_exchange (destinations)");
+        next += m;
+      }
+      send_l = sort_by_destination(l, outgoing_[q], dest_keys.as<std::int32_t>(), range);
+      return;
+    }
+    for (std::size_t p = 0; p < std::size_t(R); ++p)
+      for (std::size_t k = 0; k < K; ++k) send_l[p] += per[k][p];
+    const auto to = wire_target_for(l, send_l, index_t(total), packed_out);
+    // Each direction's ghosts listed, then gathered by the list straight to their places in their
+    // destinations' runs.
     for (std::size_t k = 0; k < K; ++k) {
       const index_t m = index_t(c[k].picked);
       if (m == 0) continue;
@@ -483,28 +540,18 @@ class distributed_soa_vector {
       std::int64_t* in_order = listed.as<std::int64_t>();
       std::int64_t* by_dest = several ? in_order + m : nullptr;
       counted[k]->list(pick_t{v, ghost_of, int(k), me}, 0, in_order, by_dest);
-      if (several) {
-        std::int64_t from = 0;  // by_dest holds key 0's ghosts, then key 1's, ...
-        for (std::size_t p = 0; p < std::size_t(R); ++p) {
-          if (per[k][p] == 0) continue;
-          strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, by_dest + from, index_t(at[k][p])}, index_t(per[k][p]), st,
-                                   "strata halo_exchange (gather)");
-          from += per[k][p];
-        }
-      } else {
-        const std::int64_t to = sort_after ? next : at[k][std::size_t(c[k].lo)];
-        strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, in_order, index_t(to)}, m, st, "strata halo_exchange (gather)");
-        if (sort_after)
-          strata::detail::run_each(detail::destinations<decltype(o), detail::ghost_destination<GhostFn>>{dest_keys->as<std::int32_t>(), o, {ghost_of, int(k)}, index_t(next)},
-                                   m, st, "strata halo_exchange (destinations)");
-        next += m;
+      if (!several) {
+        const std::int64_t first = at[k][std::size_t(c[k].lo)];  // one destination
+        strata::detail::run_each(detail::gather_records<view_t, decltype(to)>{v, to, in_order, index_t(first)}, m, st, "strata halo_exchange (gather)");
+        continue;
       }
-    }
-    if (sort_after) {
-      send_l = sort_by_destination(l, outgoing_[q], dest_keys->as<std::int32_t>(), range);
-    } else {
-      for (std::size_t p = 0; p < std::size_t(R); ++p)
-        for (std::size_t k = 0; k < K; ++k) send_l[p] += per[k][p];
+      std::int64_t from = 0;  // by_dest holds key 0's ghosts, then key 1's, ...
+      for (std::size_t p = 0; p < std::size_t(R); ++p) {
+        if (per[k][p] == 0) continue;
+        strata::detail::run_each(detail::gather_records<view_t, decltype(to)>{v, to, by_dest + from, index_t(at[k][p])}, index_t(per[k][p]), st,
+                                 "strata halo_exchange (gather)");
+        from += per[k][p];
+      }
     }
   }
 

@@ -8,12 +8,14 @@
 #include <strata/container/soa_vector.hpp>
 #include <strata/distributed/communicator.hpp>
 #include <strata/distributed/rank_work.hpp>
+#include <strata/algorithm/split_by_key.hpp>  // split_max_keys
 #include <strata/memory/scratch.hpp>
 #include <strata/algorithm/transform.hpp>  // run_each
 
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -59,33 +61,116 @@ inline std::vector<std::int64_t> receive_counts(communicator& comm, int l, const
   return recv;
 }
 
+/// Whether a run of m records travels packed under a packing limit (distributed_soa_vector::
+/// set_packing_limit): at most `limit` bytes as a wire block, and more than one column.
+template <class Vec>
+bool travels_packed(std::int64_t m, std::size_t limit) {
+  return m > 0 && Vec::leaves > 1 && Vec::layout_type::bytes(Vec::layout_type::round_capacity(std::size_t(m))) <= limit;
+}
+/// The wire block of one side of an exchange: runs[p] records to or from rank p, in rank order;
+/// at[p] is where run p lies in the block when it travels packed (as an SoA block of capacity
+/// round_capacity(runs[p]), so that both sides know its layout from the count alone). Returns the
+/// block's bytes.
+template <class Vec>
+std::size_t wire_offsets(const std::vector<std::int64_t>& runs, std::size_t limit, std::vector<std::size_t>& at) {
+  at.clear();
+  std::size_t bytes = 0;
+  for (std::int64_t m : runs) {
+    at.push_back(bytes);
+    if (travels_packed<Vec>(m, limit)) bytes += Vec::layout_type::bytes(Vec::layout_type::round_capacity(std::size_t(m)));
+  }
+  return bytes;
+}
+
+/// A store target over an exchange's send order (the runs for rank 0, 1, ... back to back): record
+/// i goes straight into its run's place in the outgoing wire block when that run travels packed,
+/// and to `rest` (the send buffer, at i) otherwise. Gathers and splits that write through it leave
+/// nothing to pack: the records cross memory once on their way out instead of twice.
+template <class View>
+struct wire_target {
+  using record = typename View::record;
+  using layout_type = typename View::layout_type;
+  static_assert(layout_type::block == 0, "strata: a wire block is SoA");
+  static constexpr int most = strata::detail::split_max_keys;
+  View rest;
+  int runs = 0;  // packed runs, in send order
+  std::int64_t first[most] = {}, count[most] = {};
+  std::byte* base[most] = {};
+  STRATA_HD void store(index_t i, const record& r) const {
+    // Unrolled with constant indices: a run-time index into a kernel parameter would copy the
+    // whole target into local memory.
+    STRATA_UNROLL
+    for (int k = 0; k < most; ++k) {
+      if (k >= runs) break;
+      if (i >= first[k] && i < first[k] + count[k]) {
+        // The columns of an SoA block of capacity cap, as layout_type::column_offset places them;
+        // the leaf widths as constants (the mapping's table of them is host memory).
+        const std::size_t cap = layout_type::round_capacity(std::size_t(count[k]));
+        cuda::std::array<std::byte*, View::leaves> cols{};
+        std::size_t off = 0;
+        reflect::for_each_leaf<record>([&](auto f) {
+          constexpr std::size_t L = decltype(f)::value;
+          constexpr std::size_t width = layout_type::leaf_sizes[L];
+          cols[L] = base[k] + off;
+          off = align_up(off + cap * width, column_alignment);
+        });
+        View(cols, index_t(count[k]), index_t(cap), rest.location()).store(i - first[k], r);
+        return;
+      }
+    }
+    rest.store(i, r);
+  }
+};
+/// The target for local rank l's outgoing runs send[p] (none for itself), packed runs into `wire`
+/// (laid out as wire_offsets says), the others into `rest`. At most wire_target::most runs travel
+/// packed; null when more would.
+template <class Vec, class View>
+std::optional<wire_target<View>> make_wire_target(const std::vector<std::int64_t>& send, std::size_t limit, std::byte* wire, View rest) {
+  wire_target<View> t{rest};
+  std::vector<std::size_t> at;
+  wire_offsets<Vec>(send, limit, at);
+  std::int64_t first = 0;
+  for (std::size_t p = 0; p < send.size(); ++p) {
+    if (travels_packed<Vec>(send[p], limit)) {
+      if (t.runs == t.most) return std::nullopt;
+      t.first[t.runs] = first, t.count[t.runs] = send[p], t.base[t.runs] = wire + at[p];
+      ++t.runs;
+    }
+    first += send[p];
+  }
+  return t;
+}
+
 /// Local rank l's exchange of records: run p of `out` (send[p] records, runs in rank order, none
 /// for rank l itself) goes to rank p, and recv[p] records from rank p arrive behind `into`'s first
 /// `base` records, in source-rank order. A run of at most pack_limit bytes travels packed (one
-/// message per rank pair: copied into a wire block before the send and out of one after the
-/// receive); a larger one goes column by column, received in place. Two steps: construction does
-/// what can fail (grows `into`, takes the wire blocks) and sends nothing, so that a rank that fails
-/// there can stop every rank before any record moves; run() queues the copies and the transfers.
+/// message per rank pair: in a wire block, copied out of one after the receive); a larger one
+/// goes column by column, received in place. `packed_out`, when given, is the outgoing wire block
+/// already holding the packed runs (written through a wire_target, laid out as wire_offsets
+/// says), and `out` holds only the runs that travel column by column; otherwise run() copies the
+/// packed runs from `out` into a wire block of its own. Two steps: construction does what can
+/// fail (grows `into`, takes the wire blocks) and sends nothing, so that a rank that fails there
+/// can stop every rank before any record moves; run() queues the copies and the transfers.
 template <class T>
 class rank_exchange {
  public:
   using vec = soa_vector<T>;
   rank_exchange(communicator& comm, int l, vec& out, std::vector<std::int64_t> send, std::vector<std::int64_t> recv, vec& into, std::size_t base,
-                std::size_t pack_limit, scratch_resource& r = scratch())
-      : comm_(&comm), l_(l), out_(&out), into_(&into), base_(base), pack_limit_(pack_limit), send_(std::move(send)), recv_(std::move(recv)) {
+                std::size_t pack_limit, std::unique_ptr<strata::detail::scratch_block> packed_out, scratch_resource& r = scratch())
+      : comm_(&comm), l_(l), out_(&out), into_(&into), base_(base), pack_limit_(pack_limit), send_(std::move(send)), recv_(std::move(recv)),
+        wire_out_(std::move(packed_out)), prepacked_(wire_out_ != nullptr) {
     strata::detail::device_guard g(comm.device(l));
     const stream_t st = comm.stream(l);
     const std::size_t me = std::size_t(comm.rank(l));
     send_[me] = recv_[me] = 0;
     std::int64_t total = std::int64_t(base), at = 0;
-    std::size_t out_bytes = 0, in_bytes = 0;
     for (std::size_t p = 0; p < send_.size(); ++p) {
       recv_at_.push_back(total), total += recv_[p];
       send_at_.push_back(at), at += send_[p];
-      wire_out_at_.push_back(out_bytes), out_bytes += packed(send_[p]) ? wire_bytes(send_[p]) : 0;
-      wire_in_at_.push_back(in_bytes), in_bytes += packed(recv_[p]) ? wire_bytes(recv_[p]) : 0;
       moved_.sent += send_[p], moved_.received += recv_[p];
     }
+    const std::size_t out_bytes = wire_offsets<vec>(send_, pack_limit_, wire_out_at_);
+    const std::size_t in_bytes = wire_offsets<vec>(recv_, pack_limit_, wire_in_at_);
     total_ = std::size_t(total);
     if (total_ > into.capacity()) {
       // A growth copies the records on the default stream: the rank's queued work, which may
@@ -93,7 +178,7 @@ class rank_exchange {
       synchronize(st);
       into.reserve(std::max(total_, into.capacity() + into.capacity() / 2));
     }
-    if (out_bytes > 0) wire_out_ = std::make_unique<strata::detail::scratch_block>(out_bytes, st, r);
+    if (out_bytes > 0 && !prepacked_) wire_out_ = std::make_unique<strata::detail::scratch_block>(out_bytes, st, r);
     if (in_bytes > 0) wire_in_ = std::make_unique<strata::detail::scratch_block>(in_bytes, st, r);
   }
 
@@ -109,7 +194,7 @@ class rank_exchange {
     auto v = into_->view();
     const int R = comm_->size(), me = comm_->rank(l_);
     for (std::size_t p = 0; p < send_.size(); ++p) {
-      if (!packed(send_[p])) continue;
+      if (prepacked_ || !packed(send_[p])) continue;
       auto w = wire_view(wire_out_->data() + wire_out_at_[p], send_[p], o.location());
       strata::detail::run_each(copy_run<decltype(o), decltype(w)>{o, w, index_t(send_at_[p]), 0}, index_t(send_[p]), st, "strata exchange (pack)");
     }
@@ -151,7 +236,7 @@ class rank_exchange {
     return view(cols, index_t(m), index_t(c), where);
   }
   /// Whether a message of m records travels packed: at most pack_limit bytes as a wire block.
-  bool packed(std::int64_t m) const { return m > 0 && vec::leaves > 1 && wire_bytes(m) <= pack_limit_; }
+  bool packed(std::int64_t m) const { return travels_packed<vec>(m, pack_limit_); }
 
   communicator* comm_;
   int l_;
@@ -160,6 +245,7 @@ class rank_exchange {
   std::vector<std::int64_t> send_, recv_, send_at_, recv_at_;
   std::vector<std::size_t> wire_out_at_, wire_in_at_;
   std::unique_ptr<strata::detail::scratch_block> wire_out_, wire_in_;
+  bool prepacked_;
   migration_counts moved_;
 };
 

@@ -66,9 +66,10 @@ struct leaving_for {
   STRATA_HD std::int32_t key(index_t i) const { return std::int32_t(dest(v.load(i))); }
 };
 /// to[to_at + i] = from[idx[i]].
-template <class View>
+template <class From, class To = From>
 struct gather_records {
-  View from, to;
+  From from;
+  To to;
   const std::int64_t* idx;
   index_t to_at = 0;
   STRATA_HD void operator()(index_t i) const { to.store(to_at + i, from.load(index_t(idx[i]))); }
