@@ -61,23 +61,27 @@ inline std::vector<std::int64_t> receive_counts(communicator& comm, int l, const
   return recv;
 }
 
+/// The bytes of m records packed: an SoA block of capacity round_capacity(m), the layout a
+/// container of that capacity has, so that both sides know it from m alone.
+template <class Vec>
+std::size_t packed_bytes(std::int64_t m) {
+  return Vec::layout_type::bytes(Vec::layout_type::round_capacity(std::size_t(m)));
+}
 /// Whether a run of m records travels packed under a packing limit (distributed_soa_vector::
 /// set_packing_limit): at most `limit` bytes as a wire block, and more than one column.
 template <class Vec>
 bool travels_packed(std::int64_t m, std::size_t limit) {
-  return m > 0 && Vec::leaves > 1 && Vec::layout_type::bytes(Vec::layout_type::round_capacity(std::size_t(m))) <= limit;
+  return m > 0 && Vec::leaves > 1 && packed_bytes<Vec>(m) <= limit;
 }
 /// The wire block of one side of an exchange: runs[p] records to or from rank p, in rank order;
-/// at[p] is where run p lies in the block when it travels packed (as an SoA block of capacity
-/// round_capacity(runs[p]), so that both sides know its layout from the count alone). Returns the
-/// block's bytes.
+/// at[p] is where run p lies in the block when it travels packed. Returns the block's bytes.
 template <class Vec>
 std::size_t wire_offsets(const std::vector<std::int64_t>& runs, std::size_t limit, std::vector<std::size_t>& at) {
   at.clear();
   std::size_t bytes = 0;
   for (std::int64_t m : runs) {
     at.push_back(bytes);
-    if (travels_packed<Vec>(m, limit)) bytes += Vec::layout_type::bytes(Vec::layout_type::round_capacity(std::size_t(m)));
+    if (travels_packed<Vec>(m, limit)) bytes += packed_bytes<Vec>(m);
   }
   return bytes;
 }
@@ -97,8 +101,8 @@ struct wire_target {
   std::int64_t first[most] = {}, count[most] = {};
   std::byte* base[most] = {};
   STRATA_HD void store(index_t i, const record& r) const {
-    // Unrolled with constant indices: a run-time index into a kernel parameter would copy the
-    // whole target into local memory.
+    // Few runs; unrolled, the arrays are read at constant offsets of the kernel's parameters
+    // (the gather keeps no stack: cuobjdump -res-usage).
     STRATA_UNROLL
     for (int k = 0; k < most; ++k) {
       if (k >= runs) break;
@@ -221,11 +225,9 @@ class rank_exchange {
     return moved_;
   }
 
-  /// A message of m records, packed: the records as an SoA block of capacity round_capacity(m), the
-  /// layout a soa_vector of that capacity has, so that one NCCL send carries every column and both
-  /// sides know the layout from m alone.
+  /// A message of m records, packed (packed_bytes): one NCCL send carries every column.
   static std::size_t wire_capacity(std::int64_t m) { return vec::layout_type::round_capacity(std::size_t(m)); }
-  static std::size_t wire_bytes(std::int64_t m) { return vec::layout_type::bytes(wire_capacity(m)); }
+  static std::size_t wire_bytes(std::int64_t m) { return packed_bytes<vec>(m); }
 
  private:
   static auto wire_view(std::byte* base, std::int64_t m, memory_location where) {
