@@ -306,10 +306,11 @@ class distributed_soa_vector {
   /// selects the records, and copied out of one after the receive. One send is faster at every
   /// size measured, even with a copy in and a copy out: the same bytes between two H200s as 7
   /// column sends or as one took 0.066-0.077 / 0.027-0.033 ms for 5000 records, 0.21 / 0.14 ms for
-  /// 2^20 and 1.19 / 0.65 ms for 6.7e6 (bench/distributed.cpp), where each copy costs about 0.09 ms. So every run travels packed by default; the price is memory: wire
-  /// blocks as large as what a rank sends and receives, taken from the scratch pool for the call.
-  /// A smaller limit bounds that memory (0: every column on its own, in place). Every rank of a
-  /// job must use the same limit (it decides the format of what a rank receives).
+  /// 2^20 and 1.19 / 0.65 ms for 6.7e6 (bench/distributed.cpp), where each copy costs about 0.09
+  /// ms. So every run travels packed by default; the price is memory: wire blocks as large as what
+  /// a rank sends and receives, taken from the scratch pool for the call. A smaller limit bounds
+  /// that memory (0: every column on its own, in place). Every rank of a job must use the same
+  /// limit (it decides the format of what a rank receives).
   void set_packing_limit(std::size_t bytes) { pack_limit_ = bytes; }
   std::size_t packing_limit() const { return pack_limit_; }
   /// Removes every ghost (each shard back to its own records).
@@ -433,7 +434,7 @@ class distributed_soa_vector {
       auto o = outgoing_[k].view();
       strata::detail::run_each(detail::gather_records<decltype(v)>{v, o, leaving->as<std::int64_t>()}, out, st, "strata migrate (gather)");
     }
-    send_l = group_by_destination(l, outgoing_[k], dest, "migrate", &range);
+    send_l = group_by_destination(l, outgoing_[k], dest, range);
     return out;
   }
   /// Where local rank l's `total` outgoing records (send_l[p] for rank p, in rank order) are
@@ -449,7 +450,7 @@ class distributed_soa_vector {
         std::all_of(send_l.begin(), send_l.end(), [&](std::int64_t m) { return m == 0 || detail::travels_packed<soa_vector<T>>(m, pack_limit_); });
     outgoing_[q].clear();
     if (!all_packed) outgoing_[q].resize_for_overwrite(std::size_t(total));
-    auto to = detail::make_wire_target<soa_vector<T>>(send_l, pack_limit_, packed_out ? packed_out->data() : nullptr, outgoing_[q].view());
+    auto to = detail::make_wire_target<soa_vector<T>>(send_l, pack_limit_, at, packed_out ? packed_out->data() : nullptr, outgoing_[q].view());
     if (!to) throw std::logic_error("strata: exchange: more packed runs than a wire target holds");
     return *to;
   }
@@ -584,31 +585,16 @@ class distributed_soa_vector {
   }
 
   /// Groups s (local rank l's records, none of which stays on rank l) by dest(record), stably, and
-  /// returns how many records go to each rank. A destination outside the job's ranks throws before
-  /// s changes. `known`, when given, is the range of the destinations, already checked: with one
-  /// destination nothing runs, and otherwise no reduction finds the range again.
+  /// returns how many records go to each rank; `range` holds every destination, already checked.
   template <class DestFn>
-  std::vector<std::int64_t> group_by_destination(int l, soa_vector<T>& s, DestFn dest, const char* op, const detail::key_range* known = nullptr) {
-    const int R = comm_->size();
+  std::vector<std::int64_t> group_by_destination(int l, soa_vector<T>& s, DestFn dest, const detail::key_range& range) {
     const index_t n = index_t(s.size());
-    if (n == 0) return std::vector<std::int64_t>(static_cast<std::size_t>(R), 0);
-    if (known != nullptr && known->lo == known->hi) {
-      std::vector<std::int64_t> c(static_cast<std::size_t>(R), 0);
-      c[std::size_t(known->lo)] = n;
-      return c;
-    }
+    if (n == 0) return std::vector<std::int64_t>(static_cast<std::size_t>(comm_->size()), 0);
     strata::detail::device_guard g(comm_->device(l));
     const stream_t st = comm_->stream(l);
     strata::detail::scratch_block keys(sizeof(std::int32_t) * std::size_t(n), st, *scratch_[std::size_t(l)]);
     auto v = s.view();
     strata::detail::run_each(detail::destinations<decltype(v), DestFn>{keys.as<std::int32_t>(), v, dest}, n, st, "destinations");
-    const detail::key_range range =
-        known != nullptr ? *known
-                         : strata::detail::reduce_to_host<detail::key_range>(
-                               strata::detail::column_source<std::int32_t, detail::as_range>{keys.as<std::int32_t>(), n, {}},
-                               detail::key_range(std::numeric_limits<std::int32_t>::max(), std::numeric_limits<std::int32_t>::min()),
-                               detail::widen_range{}, st);
-    check_destinations(l, range, op);
     return sort_by_destination(l, s, keys.as<std::int32_t>(), range);
   }
   /// Sorts s (local rank l's records) stably by their destinations keys[i] (device memory, queued

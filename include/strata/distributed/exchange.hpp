@@ -126,13 +126,12 @@ struct wire_target {
   }
 };
 /// The target for local rank l's outgoing runs send[p] (none for itself), packed runs into `wire`
-/// (laid out as wire_offsets says), the others into `rest`. At most wire_target::most runs travel
+/// at at[p] (wire_offsets' layout), the others into `rest`. At most wire_target::most runs travel
 /// packed; null when more would.
 template <class Vec, class View>
-std::optional<wire_target<View>> make_wire_target(const std::vector<std::int64_t>& send, std::size_t limit, std::byte* wire, View rest) {
+std::optional<wire_target<View>> make_wire_target(const std::vector<std::int64_t>& send, std::size_t limit, const std::vector<std::size_t>& at,
+                                                  std::byte* wire, View rest) {
   wire_target<View> t{rest};
-  std::vector<std::size_t> at;
-  wire_offsets<Vec>(send, limit, at);
   std::int64_t first = 0;
   for (std::size_t p = 0; p < send.size(); ++p) {
     if (travels_packed<Vec>(send[p], limit)) {

@@ -121,9 +121,6 @@ struct widen_range {
     return {a.lo < b.lo ? a.lo : b.lo, a.hi > b.hi ? a.hi : b.hi};
   }
 };
-struct as_range {
-  STRATA_HD key_range operator()(std::int32_t k) const { return key_range(k); }
-};
 /// A keyed pick for halo_exchange(): record i is picked (copied as a ghost) when fn(record, k)
 /// names a rank other than `keep`, the rank it is on; -1 (no ghost) keys it as `keep`.
 template <class View, class GhostFn>
