@@ -659,6 +659,111 @@ TEST(Distributed, OneRanksBadDestinationStopsEveryRank) {
   }
 }
 
+/// Bad destinations for the records at the top of the last slab only (x >= 0.99).
+struct bad_at_top {
+  int ranks;
+  STRATA_HD int operator()(const particle& p) const { return p.x >= 0.99f ? ranks + 3 : slab_of{ranks}(p); }
+};
+
+/// Rank r's records, per rank, as the host sees them.
+template <class T>
+std::vector<std::vector<T>> shards_of(dist::distributed_soa_vector<T>& d, int ranks) {
+  std::vector<std::vector<T>> held(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) held[std::size_t(r)] = d.shard(r).to_host();
+  return held;
+}
+
+/// One migrate against the model (after_migrate): the counts and every shard, record by record.
+template <class T, class Dest>
+dist::migration_counts migrate_as_modelled(dist::distributed_soa_vector<T>& d, int ranks, Dest dest) {
+  std::int64_t expect_moved = 0;
+  const auto want = after_migrate(shards_of(d, ranks), dest, expect_moved);
+  const auto m = d.migrate(dest);
+  EXPECT_EQ(m.sent, expect_moved);
+  EXPECT_EQ(m.received, expect_moved);
+  expect_shards(d, want);
+  return m;
+}
+
+// Small steady moves go ahead of their counts (no host wait before the exchange) and leave the
+// records exactly where the waiting path leaves them; a sudden large move falls back to the
+// waiting path; a bad destination in a call that tries ahead still stops every rank before any
+// record moves; a packing limit too small for the slots keeps every call waiting.
+TEST(Distributed, SmallSteadyMigrationsGoAheadOfTheirCounts) {
+  STRATA_SEED_TRACE();
+  for (int ranks : rank_counts()) {
+    if (ranks < 2) continue;
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    auto comm = dist::communicator::local(ranks);
+    dist::distributed_soa_vector<particle> d(comm);
+    const std::size_t n = 60013;
+    auto host = strata_test::random_records<particle>(n, 17);
+    for (auto& p : host) p.x = std::fmod(std::abs(p.x) * 997.0f, 2.0f) - 1.0f, p.vx = std::fmod(p.vx, 0.05f);  // the whole box, slow
+    d.reserve(n);  // room for any arrivals
+    d.scatter(host);
+    EXPECT_FALSE(migrate_as_modelled(d, ranks, slab_of{ranks}).ahead) << "most records leave: the waiting path";
+    for (int round = 0; round < 5; ++round) {
+      d.transform(drift{0.2f});
+      const auto m = migrate_as_modelled(d, ranks, slab_of{ranks});
+      EXPECT_GT(m.sent, 0) << "round " << round;
+      // The call after the large move waits (its counts show the moves are small again).
+      if (round > 0) {
+        EXPECT_TRUE(m.ahead) << "round " << round;
+      }
+    }
+    // A large move in a call that tries ahead: the plan says no on every rank, and the waiting path
+    // moves the records.
+    EXPECT_FALSE(migrate_as_modelled(d, ranks, ring_of{ranks, 0.37f}).ahead);
+    (void)migrate_as_modelled(d, ranks, slab_of{ranks});
+    for (int round = 0; round < 2; ++round) {
+      d.transform(drift{0.2f});
+      EXPECT_EQ(migrate_as_modelled(d, ranks, slab_of{ranks}).ahead, round > 0) << "round " << round << " after the large moves";
+    }
+    // A bad destination on the last rank, in a call that tries ahead.
+    const auto before = shards_of(d, ranks);
+    try {
+      d.migrate(bad_at_top{ranks});
+      FAIL() << "nothing thrown";
+    } catch (const strata::size_error& e) {
+      EXPECT_NE(std::string(e.what()).find("a record of rank " + std::to_string(ranks - 1) + " names rank " + std::to_string(ranks + 3)),
+                std::string::npos)
+          << e.what();
+    }
+    expect_shards(d, before);
+    d.transform(drift{0.2f});
+    EXPECT_TRUE(migrate_as_modelled(d, ranks, slab_of{ranks}).ahead) << "the call after the refusal";
+    d.set_packing_limit(0);
+    d.transform(drift{0.2f});
+    EXPECT_FALSE(migrate_as_modelled(d, ranks, slab_of{ranks}).ahead) << "packing limit 0";
+    EXPECT_EQ(d.size(), std::int64_t(n));
+  }
+}
+
+// The same on the nested record with leaves of 8, 4, 2 and 1 bytes.
+TEST(Distributed, SmallSteadyMigrationsGoAheadWithMixedLeaves) {
+  STRATA_SEED_TRACE();
+  using strata_test::cell_record;
+  for (int ranks : rank_counts()) {
+    if (ranks < 2) continue;
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    auto comm = dist::communicator::local(ranks);
+    dist::distributed_soa_vector<cell_record> d(comm);
+    const std::size_t n = 30011;
+    d.reserve(n);
+    d.scatter(strata_test::random_records<cell_record>(n, 19));
+    (void)migrate_as_modelled(d, ranks, slab_of_w{ranks});
+    for (int round = 0; round < 4; ++round) {
+      d.transform(nudge_w{0.002});
+      const auto m = migrate_as_modelled(d, ranks, slab_of_w{ranks});
+      EXPECT_GT(m.sent, 0) << "round " << round;
+      if (round > 0) {
+        EXPECT_TRUE(m.ahead) << "round " << round;
+      }
+    }
+    EXPECT_EQ(d.size(), std::int64_t(n));
+  }
+}
+
 #if defined(STRATA_BACKEND_CUDA)
 /// The layout of a job of one process per GPU: each rank joins through ncclCommInitRank with the
 /// unique id rank 0 made and drives only its own shard (a host thread per rank stands in for a

@@ -24,6 +24,9 @@ namespace strata::distributed {
 /// What one migrate() moved: records this process's ranks sent to other ranks and received.
 struct migration_counts {
   std::int64_t sent = 0, received = 0;
+  /// Whether the exchange was queued ahead of the counts (no host wait before it; migrate's path
+  /// for small steady moves) rather than after one wait for them.
+  bool ahead = false;
 };
 
 namespace detail {
@@ -143,6 +146,182 @@ std::optional<wire_target<View>> make_wire_target(const std::vector<std::int64_t
   }
   return t;
 }
+
+/// migrate()'s exchange queued ahead of its counts (distributed_soa_vector::migrate, small steady
+/// moves): every rank's counts go to every rank on the device, and each rank's device derives the
+/// same plan from them, so no host waits between the counting pass and the arrivals. The pieces
+/// below are its device steps, in stream order.
+///
+/// A rank's row of counts (ahead_row_words(R) words): [0] its leaving records, [1] the counting
+/// pass's range words (split_by_key.hpp), [2 + p] its records for rank p, [2 + R] its records,
+/// [3 + R] its shard's capacity.
+inline constexpr std::size_t ahead_row_words(int ranks) { return 4 + std::size_t(ranks); }
+/// The plan (ahead_plan_words(R) words): [0] whether the exchange goes ahead on every rank (1) or
+/// no rank changes anything (0), [1] records leaving this rank, [2] records arriving, [3] the most
+/// records any rank sends any other, [4] the first place the records that fill holes come from (the
+/// shard's size when nothing goes ahead); [5 + p] where this rank's records for p start in its
+/// list grouped by destination, [5 + R + p] how many go to p, [5 + 2R + p] where p's arrivals
+/// land, [5 + 3R + p] how many arrive from p.
+inline constexpr std::size_t ahead_plan_words(int ranks) { return 5 + 4 * std::size_t(ranks); }
+enum ahead_field : int { ahead_go = 0, ahead_out = 1, ahead_in = 2, ahead_most = 3, ahead_fill_from = 4, ahead_starts = 5 };
+
+/// This rank's row from the counting pass's head (keys counted per rank, or keys = 0 with two
+/// ranks: every leaving record goes to the other one).
+struct ahead_row {
+  const std::int64_t* head;
+  std::int64_t* row;
+  int keys, ranks, me;
+  std::int64_t n, capacity;
+  STRATA_HD void operator()(index_t) const {
+    row[0] = head[0], row[1] = head[1];
+    for (int p = 0; p < ranks; ++p) row[2 + p] = keys > 0 ? head[2 + p] : (p != me ? head[0] : 0);
+    row[2 + ranks] = n, row[3 + ranks] = capacity;
+  }
+};
+/// Every rank's plan from every rank's row (rows: R rows of ahead_row_words(R)), the same test on
+/// each: the exchange goes ahead when no rank names a rank outside the job, sends any rank more
+/// than `slot` records, leaves more than 1 in `ratio` of its records (the streaming split's
+/// case), or receives more than its capacity holds. Otherwise nothing changes and the host runs
+/// migrate's waiting path, on the same counts everywhere.
+struct ahead_plan {
+  const std::int64_t* rows;
+  std::int64_t* plan;
+  int ranks, me;
+  std::int64_t slot, ratio;
+  STRATA_HD void operator()(index_t) const {
+    const std::size_t W = ahead_row_words(ranks);
+    bool go = true;
+    std::int64_t most = 0;
+    for (int s = 0; s < ranks; ++s) {
+      const std::int64_t* r = rows + std::size_t(s) * W;
+      const std::uint64_t words = std::uint64_t(r[1]);  // [lo biased, hi biased and complemented], little-endian
+      const std::int32_t lo = strata::detail::unbias_key(std::uint32_t(words & 0xffffffffu)), hi = strata::detail::unbias_key(~std::uint32_t(words >> 32));
+      if (lo <= hi && (lo < 0 || hi >= ranks)) go = false;
+      const std::int64_t n = r[2 + ranks];
+      if (r[0] > n / ratio) go = false;
+      std::int64_t in = 0;
+      for (int q = 0; q < ranks; ++q) {
+        const std::int64_t c = r[2 + q];
+        most = c > most ? c : most;
+        if (c > slot) go = false;
+        in += rows[std::size_t(q) * W + 2 + std::size_t(s)];
+      }
+      if (n - r[0] + in > r[3 + ranks]) go = false;
+    }
+    const std::int64_t* mine = rows + std::size_t(me) * W;
+    const std::int64_t n = mine[2 + ranks], out = mine[0];
+    std::int64_t start = 0, land = n - out, in = 0;
+    for (int p = 0; p < ranks; ++p) {
+      const std::int64_t to = mine[2 + p], from = rows[std::size_t(p) * W + 2 + std::size_t(me)];
+      plan[ahead_starts + p] = start, plan[ahead_starts + ranks + p] = to;
+      plan[ahead_starts + 2 * ranks + p] = land, plan[ahead_starts + 3 * ranks + p] = from;
+      start += to, land += from, in += from;
+    }
+    plan[ahead_go] = go, plan[ahead_out] = out, plan[ahead_in] = in, plan[ahead_most] = most;
+    plan[ahead_fill_from] = go ? n - out : n;
+  }
+};
+/// The wire block of an exchange ahead: one slot per rank, `stride` bytes each, an SoA block of
+/// capacity `capacity` (column c at col[c] within the slot), filled up to the plan's count.
+template <class View>
+struct ahead_slots {
+  std::byte* wire;
+  std::size_t stride;
+  index_t capacity;
+  cuda::std::array<std::size_t, View::leaves> col{};
+  STRATA_HD View slot(int p, index_t size, memory_location where) const {
+    cuda::std::array<std::byte*, View::leaves> cols{};
+    for (std::size_t c = 0; c < View::leaves; ++c) cols[c] = wire + std::size_t(p) * stride + col[c];
+    return View(cols, size, capacity, where);
+  }
+};
+/// Leaving record j of the list grouped by destination (list[j], from `from`) into its
+/// destination's slot; nothing unless the plan goes ahead.
+template <class View>
+struct gather_ahead {
+  View from;
+  ahead_slots<View> out;
+  const std::int64_t* list;
+  const std::int64_t* plan;
+  int ranks;
+  STRATA_HD void operator()(index_t j) const {
+    if (plan[ahead_go] == 0 || j >= plan[ahead_out]) return;
+    int p = 0;
+    while (j >= plan[ahead_starts + p] + plan[ahead_starts + ranks + p]) ++p;
+    const index_t i = j - index_t(plan[ahead_starts + p]);
+    out.slot(p, out.capacity, from.location()).store(i, from.load(index_t(list[j])));
+  }
+};
+/// Arrival i of rank p's slot (thread p * capacity + i) to its place behind the staying records;
+/// nothing unless the plan goes ahead. Named as unpack_run is (a sanitizer's filter finds both).
+template <class View>
+struct unpack_run_ahead {
+  View to;
+  ahead_slots<View> in;
+  const std::int64_t* plan;
+  int ranks, me;
+  STRATA_HD void operator()(index_t t) const {
+    const int p = int(t / in.capacity);
+    const index_t i = t % in.capacity;
+    if (plan[ahead_go] == 0 || p == me || i >= plan[ahead_starts + 3 * ranks + p]) return;
+    to.store(index_t(plan[ahead_starts + 2 * ranks + p]) + i, in.slot(p, in.capacity, to.location()).load(i));
+  }
+};
+/// Whether record first + i stays on rank `me` and lies at or above *from (the plan's first place
+/// of the records that fill holes).
+template <class View, class DestFn>
+struct stays_from {
+  View v;
+  DestFn dest;
+  int me;
+  index_t first;
+  const std::int64_t* from;
+  STRATA_HD bool operator()(index_t i) const { return first + i >= *from && int(dest(v.load(first + i))) == me; }
+};
+
+/// Where a rank's device leaves the first words of its plan for the host: pinned memory, so that
+/// the copy is queued behind the plan like a kernel, and an event behind the copy, so that the host
+/// waits for the plan alone while the rest of the exchange stays queued. One per local rank, kept
+/// by the container; one call at a time uses it.
+class plan_mailbox {
+ public:
+  static constexpr std::size_t words = 4;  // ahead_go, ahead_out, ahead_in, ahead_most
+  explicit plan_mailbox(int device) : box_(sizeof(std::int64_t) * words, memory_space::pinned) {
+#if defined(STRATA_BACKEND_CUDA)
+    strata::detail::device_guard g(device);
+    strata::detail::cuda_check(cudaEventCreateWithFlags(&posted_, cudaEventDisableTiming), "cudaEventCreateWithFlags (strata migrate)");
+#else
+    (void)device;
+#endif
+  }
+  plan_mailbox(const plan_mailbox&) = delete;
+  plan_mailbox& operator=(const plan_mailbox&) = delete;
+  ~plan_mailbox() {
+#if defined(STRATA_BACKEND_CUDA)
+    (void)cudaEventDestroy(posted_);
+#endif
+  }
+  /// Queues the copy of plan's first words on `stream`, and the event behind it.
+  void post(const std::int64_t* plan, stream_t stream) {
+    copy_bytes_async(box_.data(), plan, box_.bytes(), stream);
+#if defined(STRATA_BACKEND_CUDA)
+    strata::detail::cuda_check(cudaEventRecord(posted_, stream), "cudaEventRecord (strata migrate)");
+#endif
+  }
+  /// Waits for the last post and reads it.
+  const std::int64_t* take() const {
+#if defined(STRATA_BACKEND_CUDA)
+    strata::detail::cuda_check(cudaEventSynchronize(posted_), "cudaEventSynchronize (strata migrate)");
+#endif
+    return reinterpret_cast<const std::int64_t*>(box_.data());
+  }
+
+ private:
+  buffer box_;
+#if defined(STRATA_BACKEND_CUDA)
+  cudaEvent_t posted_ = nullptr;
+#endif
+};
 
 /// Local rank l's exchange of records: run p of `out` (send[p] records, runs in rank order, none
 /// for rank l itself) goes to rank p, and recv[p] records from rank p arrive behind `into`'s first
