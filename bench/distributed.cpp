@@ -30,7 +30,6 @@
 #include <memory>
 #include <string>
 #include <thread>
-#include <tuple>
 #include <vector>
 
 namespace {
@@ -104,14 +103,8 @@ struct migrate_row {
 };
 struct scaling_row {
   int gpus;
-  double step_ms, drift_only_ms, moved_per_step, efficiency, ahead_share;
+  double step_ms, drift_only_ms, moved_per_step, efficiency;
 };
-/// Whether a migrate went ahead of its counts (migration_counts::ahead; headers before it: no).
-template <class M>
-bool went_ahead(const M& m) {
-  if constexpr (requires { m.ahead; }) return m.ahead;
-  else return false;
-}
 
 migrate_row bench_migrate(int gpus, std::size_t n, int iters, float fraction) {
   auto comm = dist::communicator::local(gpus);
@@ -343,11 +336,11 @@ std::vector<scaling_row> bench_scaling(int max_gpus, std::size_t n, int steps, i
     std::unique_ptr<dist::communicator> comm;
     std::unique_ptr<dist::distributed_soa_vector<particle>> d;
     std::vector<double> with, without, efficiency;
-    double moved = 0, ahead = 0;
+    double moved = 0;
   };
   std::vector<config> cs;
   for (int g = 1; g <= max_gpus; ++g) {
-    config c{g, std::make_unique<dist::communicator>(dist::communicator::local(g)), nullptr, {}, {}, {}, 0, 0};
+    config c{g, std::make_unique<dist::communicator>(dist::communicator::local(g)), nullptr, {}, {}, {}, 0};
     c.d = std::make_unique<dist::distributed_soa_vector<particle>>(*c.comm);
     // Room for an eighth more than a rank's share: a slab's population drifts by a few percent,
     // and no step pays a shard growth (a wait and a copy of the shard).
@@ -359,34 +352,31 @@ std::vector<scaling_row> bench_scaling(int max_gpus, std::size_t n, int steps, i
   const strata_examples::kick_drift f{1e-3f, 1e-3f};
   const strata_examples::total_energy energy{1.0f};
   auto run = [&](config& c, bool migrate) {
-    double moved = 0, ahead = 0;
+    double moved = 0;
     const double t0 = wall();
     for (int s = 0; s < steps; ++s) {
       c.d->transform(f);
-      if (migrate) {
-        const auto m = c.d->migrate(strata_examples::slab_of_x{c.gpus});
-        moved += double(m.sent), ahead += went_ahead(m);
-      }
+      if (migrate) moved += double(c.d->migrate(strata_examples::slab_of_x{c.gpus}).sent);
       if ((s + 1) % 10 == 0) (void)c.d->transform_reduce_sum<double>(energy);
     }
     c.comm->synchronize_all();
-    return std::tuple{(wall() - t0) / steps, moved / steps, ahead / steps};
+    return std::pair{(wall() - t0) / steps, moved / steps};
   };
   for (int r = -1; r < reps; ++r) {  // r = -1 warms every configuration up
     for (std::size_t k = 0; k < cs.size(); ++k) {
       config& c = cs[k];
       c.d->migrate(strata_examples::slab_of_x{c.gpus});  // the last repetition's steps without migrate
       c.comm->synchronize_all();
-      const auto [with, moved, ahead] = run(c, true);
-      const auto [without, unused, unused_ahead] = run(c, false);
-      (void)unused, (void)unused_ahead;
+      const auto [with, moved] = run(c, true);
+      const auto [without, unused] = run(c, false);
+      (void)unused;
       if (r < 0) continue;
-      c.with.push_back(with), c.without.push_back(without), c.moved = moved, c.ahead = ahead;
+      c.with.push_back(with), c.without.push_back(without), c.moved = moved;
       c.efficiency.push_back(cs[0].with.back() / with);
     }
   }
   std::vector<scaling_row> rows;
-  for (const config& c : cs) rows.push_back({c.gpus, median(c.with) * 1e3, median(c.without) * 1e3, c.moved, median(c.efficiency), c.ahead});
+  for (const config& c : cs) rows.push_back({c.gpus, median(c.with) * 1e3, median(c.without) * 1e3, c.moved, median(c.efficiency)});
   return rows;
 }
 
@@ -453,10 +443,10 @@ int main(int argc, char** argv) {
     std::printf("| %d | %.0f (%.1f%%) | %.3f | %.3f | %.2fx | %.1f | %.3f |\n", m.gpus, m.moved_per_rank, 100.0 * m.moved_per_rank / double(n),
                 m.migrate_ms, m.raw_ms, m.raw_ms / m.migrate_ms, m.moved_per_rank * rec / (m.migrate_ms * 1e-3) / 1e9, m.idle_ms);
   std::printf("\n%d steps a timing, median of %d repetitions:\n\n", steps, reps);
-  std::printf("| GPUs | step ms (kick-drift + migrate) | particles migrated per step | kick-drift only ms | weak-scaling efficiency | migrates ahead of their counts |\n");
-  std::printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  std::printf("| GPUs | step ms (kick-drift + migrate) | particles migrated per step | kick-drift only ms | weak-scaling efficiency |\n");
+  std::printf("| ---: | ---: | ---: | ---: | ---: |\n");
   for (const auto& s : scale)
-    std::printf("| %d | %.3f | %.0f | %.3f | %.3f | %.2f |\n", s.gpus, s.step_ms, s.moved_per_step, s.drift_only_ms, s.efficiency, s.ahead_share);
+    std::printf("| %d | %.3f | %.0f | %.3f | %.3f |\n", s.gpus, s.step_ms, s.moved_per_step, s.drift_only_ms, s.efficiency);
 
   std::printf("\nNCCL exchange with the ring neighbours (both when there are more than 2 ranks), 7 columns of 4 bytes per record:\n\n");
   std::printf("| GPUs | records per neighbour | 7 sends per neighbour ms | 1 packed send per neighbour ms |\n| ---: | ---: | ---: | ---: |\n");
@@ -486,8 +476,7 @@ int main(int argc, char** argv) {
     j << "\n  ],\n  \"weak_scaling\": [";
     for (std::size_t i = 0; i < scale.size(); ++i)
       j << (i ? "," : "") << "\n    {\"gpus\": " << scale[i].gpus << ", \"step_ms\": " << scale[i].step_ms << ", \"moved_per_step\": " << scale[i].moved_per_step
-        << ", \"drift_only_ms\": " << scale[i].drift_only_ms << ", \"efficiency\": " << scale[i].efficiency
-        << ", \"ahead_share\": " << scale[i].ahead_share << "}";
+        << ", \"drift_only_ms\": " << scale[i].drift_only_ms << ", \"efficiency\": " << scale[i].efficiency << "}";
     j << "\n  ],\n  \"exchange_ops\": [";
     for (std::size_t i = 0; i < ops.size(); ++i)
       j << (i ? "," : "") << "\n    {\"gpus\": " << ops[i].gpus << ", \"records_per_neighbour\": " << ops[i].records

@@ -90,16 +90,14 @@ __device__ inline unsigned block_ranks(const bool (&f)[pick_items], unsigned (&p
   return t;
 }
 /// Writes the indices (first + record) of block b's picked records to out[start], out[start + 1],
-/// ... in increasing order, none at or past out[limit], and returns how many were picked (in every
-/// thread).
-__device__ inline unsigned place_block_picks(const bool (&f)[pick_items], index_t b, std::int64_t first, std::int64_t start, std::int64_t* out,
-                                             std::int64_t limit = std::numeric_limits<std::int64_t>::max()) {
+/// ... in increasing order and returns how many (in every thread).
+__device__ inline unsigned place_block_picks(const bool (&f)[pick_items], index_t b, std::int64_t first, std::int64_t start, std::int64_t* out) {
   const index_t base = b * pick_block_records + threadIdx.x;
   unsigned pos[pick_items];
   const unsigned total = block_ranks(f, pos);
   STRATA_UNROLL
   for (int k = 0; k < pick_items; ++k)
-    if (f[k] && start + pos[k] < limit) out[start + pos[k]] = first + base + k * pick_threads;
+    if (f[k]) out[start + pos[k]] = first + base + k * pick_threads;
   return total;
 }
 

@@ -199,12 +199,11 @@ __device__ inline split_block_starts block_starts(const std::int64_t* counts, co
   return {before, b * pick_block_records - before, starts};
 }
 /// Blocks with placed picks write their indices (first + record) in index order to ascending and,
-/// when by_key is given, grouped by key (index order within a key) to by_key; no entry at or past
-/// [limit] in either.
+/// when by_key is given, grouped by key (index order within a key) to by_key.
 template <class Pick>
 __global__ void __launch_bounds__(pick_threads) list_split_kernel(Pick pick, index_t n, int keys, index_t blocks, const std::int64_t* counts,
                                                                   const std::int64_t* ends, std::int64_t first, std::int64_t* ascending,
-                                                                  std::int64_t* by_key, std::int64_t limit) {
+                                                                  std::int64_t* by_key) {
   const index_t b = index_t(blockIdx.x);
   if (counts[index_t(keys) * blocks + b] == 0) return;
   bool f[pick_items];
@@ -213,14 +212,14 @@ __global__ void __launch_bounds__(pick_threads) list_split_kernel(Pick pick, ind
   STRATA_UNROLL
   for (int k = 0; k < pick_items; ++k) f[k] = f[k] && key_in(key[k], keys);
   const split_block_starts at = block_starts(counts, ends, keys, blocks, b);
-  place_block_picks(f, b, first, at.picked, ascending, limit);
+  place_block_picks(f, b, first, at.picked, ascending);
   if (by_key == nullptr) return;
   unsigned rank[pick_items];
   block_key_ranks(f, key, keys, rank);
   const index_t base = b * pick_block_records + threadIdx.x;
   STRATA_UNROLL
   for (int k = 0; k < pick_items; ++k)
-    if (f[k] && at.key_start[key[k]] + rank[k] < limit) by_key[at.key_start[key[k]] + rank[k]] = first + base + k * pick_threads;
+    if (f[k]) by_key[at.key_start[key[k]] + rank[k]] = first + base + k * pick_threads;
 }
 /// Every record of `from` to `kept` (kept records, index order) or `picked` (picked records grouped
 /// by key, index order within a key), one streaming pass; picked records with a key outside [0,
@@ -327,16 +326,14 @@ class keyed_split {
   keyed_split& operator=(const keyed_split&) = delete;
 
   /// The picked records' indices (first + i) in index order into ascending and, when by_key is given
-  /// (keys > 0), grouped by key into by_key: head[0] entries each, of which only the first `limit`
-  /// are written (a list queued before the host knows head[0] is bounded by its room). (With a
-  /// single key the two are the same: pass no by_key.)
+  /// (keys > 0), grouped by key into by_key: head[0] entries each. (With a single key the two are
+  /// the same: pass no by_key.)
   template <class Pick>
-  void list(Pick pick, std::int64_t first, std::int64_t* ascending, std::int64_t* by_key,
-            std::int64_t limit = std::numeric_limits<std::int64_t>::max()) {
+  void list(Pick pick, std::int64_t first, std::int64_t* ascending, std::int64_t* by_key) {
     if (by_key != nullptr && keys_ == 0) throw std::invalid_argument(std::string(what_) + ": a list grouped by key needs keys");
 #if defined(STRATA_BACKEND_CUDA)
     if (blocks_ == 0) return;
-    list_split_kernel<<<unsigned(blocks_), pick_threads, 0, stream_>>>(pick, n_, keys_, blocks_, counts(), ends(), first, ascending, by_key, limit);
+    list_split_kernel<<<unsigned(blocks_), pick_threads, 0, stream_>>>(pick, n_, keys_, blocks_, counts(), ends(), first, ascending, by_key);
     check_launch(what_);
 #else
     std::vector<std::int64_t> at = key_start_;
@@ -344,10 +341,8 @@ class keyed_split {
     for (index_t i = 0; i < n_; ++i) {
       std::int32_t key = 0;
       if (!picked(pick, i, key) || !key_in(key, keys_)) continue;
-      if (k < limit) ascending[k] = first + i;
-      ++k;
-      if (by_key != nullptr && at[std::size_t(key)] < limit) by_key[at[std::size_t(key)]] = first + i;
-      if (by_key != nullptr) ++at[std::size_t(key)];
+      ascending[k++] = first + i;
+      if (by_key != nullptr) by_key[at[std::size_t(key)]++] = first + i;
     }
 #endif
   }

@@ -43,7 +43,6 @@ class distributed_soa_vector {
       spare_.emplace_back();
       owned_.push_back(0);
       scratch_.push_back(std::make_unique<strata::detail::stream_scratch>(comm.stream(l)));
-      mailbox_.emplace_back();
     }
   }
   // Work may still be queued on the ranks' streams (transform, migrate's exchange) when the shards
@@ -64,8 +63,6 @@ class distributed_soa_vector {
       threads_ = std::move(o.threads_);
       pack_limit_ = o.pack_limit_;
       reserved_ = o.reserved_;
-      ahead_slot_ = o.ahead_slot_, ahead_wait_ = o.ahead_wait_, ahead_backoff_ = o.ahead_backoff_;
-      mailbox_ = std::move(o.mailbox_);
     }
     return *this;
   }
@@ -227,11 +224,7 @@ class distributed_soa_vector {
   /// rank's records afterwards: its staying records in their order (when few left, those from the
   /// last places moved into the holes, in increasing order), then the arrivals. Send and split
   /// buffers, and each rank's scratch blocks (counts, index lists, wire blocks), are kept between
-  /// calls, so a steady migration asks for no memory (release_buffers() frees them). Small steady
-  /// moves (in jobs of up to ahead_max_ranks ranks) skip the host's part between the counts and the
-  /// exchange: every step is queued at once and each rank's device decides from every rank's
-  /// counts (migrate_ahead), with the same result; the returned counts say which way a call went
-  /// (migration_counts::ahead). Returns with the
+  /// calls, so a steady migration asks for no memory (release_buffers() frees them). Returns with the
   /// exchange queued on every rank's stream, where the container's own work (transform, the next
   /// migrate) follows it; shard(), gather() and the reductions wait for it.
   template <class DestFn>
@@ -241,27 +234,12 @@ class distributed_soa_vector {
     const std::size_t locals = std::size_t(comm_->local_ranks());
     counts send(locals);
     std::vector<migration_counts> moved(locals);
-    detail::rank_barrier counted_all{int(locals)}, ready_all{int(locals)}, ahead_ready{int(locals)};
+    detail::rank_barrier counted_all{int(locals)}, ready_all{int(locals)};
     // With two ranks every leaving record goes to the other one: nothing is counted per rank.
     const int keys = comm_->size() > 2 && comm_->size() <= strata::detail::split_max_keys ? comm_->size() : 0;
-    // Whether this call tries the exchange ahead of its counts: decided from the job's size and
-    // earlier calls' plans, which every rank of the job saw alike.
-    const std::int64_t slot = ahead_slot_;
-    const bool try_ahead = comm_->size() >= 2 && comm_->size() <= ahead_max_ranks && ahead_wait_ == 0 &&
-                           detail::packed_bytes<soa_vector<T>>(slot) <= std::min(pack_limit_, ahead_slot_bytes);
-    std::vector<ahead_result> ahead(locals);
-    std::vector<index_t> had(locals), left(locals);  // each rank's records before, and how many left it
     on_every_rank([&](int l) {
       strata::detail::device_guard g(comm_->device(l));
       const std::size_t k = std::size_t(l);
-      if (try_ahead) {
-        if (!migrate_ahead(l, dest, keys, slot, ahead_ready, ahead[k])) return;  // another rank failed
-        if (ahead[k].go) {
-          moved[k] = ahead[k].moved;
-          owned_[k] = shards_[k].size();
-          return;
-        }
-      }
       std::unique_ptr<strata::detail::scratch_block> leaving;     // the leaving records' indices (few leave)
       std::unique_ptr<strata::detail::scratch_block> packed_out;  // the runs that travel packed, on the wire already
       index_t out = 0;
@@ -270,7 +248,6 @@ class distributed_soa_vector {
       auto v = shards_[k].view();
       const detail::leaving_for<decltype(v), DestFn> pick{v, dest, comm_->rank(l)};
       if (!counted_all.after([&] { out = group_leaving(l, pick, dest, keys, send[k], leaving, split, packed_out); })) return;  // another rank failed
-      had[k] = v.size(), left[k] = out;
       const std::size_t base = shards_[k].size() - std::size_t(out);
       const auto ex = prepare_exchange(l, outgoing_[k], send, split ? spare_[k] : shards_[k], base, ready_all, std::move(packed_out));
       if (!ex) return;
@@ -282,32 +259,7 @@ class distributed_soa_vector {
       if (split) shards_[k].swap(spare_[k]);
       owned_[k] = shards_[k].size();
     });
-    // The next call's slot and whether it tries ahead, from what every rank of the job knows alike:
-    // the plan when this call tried; otherwise, when the whole job is in this process, every
-    // rank's counts (the next call tries when this one's moves would have gone ahead); otherwise
-    // a wait that doubles while tries miss.
-    auto slot_for = [](std::int64_t most) {
-      std::int64_t c = std::max<std::int64_t>(ahead_min_slot, std::int64_t(std::bit_ceil(std::uint64_t(2 * most))));
-      while (c > ahead_min_slot && detail::packed_bytes<soa_vector<T>>(c) > ahead_slot_bytes) c /= 2;
-      return c;
-    };
-    if (try_ahead && ahead[0].go) {  // every rank's plan holds the same go and largest message
-      ahead_slot_ = slot_for(ahead[0].most), ahead_wait_ = 0, ahead_backoff_ = 1;
-    } else if (comm_->all_local()) {
-      std::int64_t most = 0;
-      bool few = true;
-      for (std::size_t k = 0; k < locals; ++k) {
-        for (std::int64_t c : send[k]) most = std::max(most, c);
-        few = few && left[k] <= had[k] / leave_ratio_limit;
-      }
-      ahead_slot_ = slot_for(most), ahead_wait_ = few && most <= ahead_slot_ ? 0 : 1;
-    } else if (try_ahead) {
-      ahead_slot_ = slot_for(ahead[0].most), ahead_wait_ = ahead_backoff_, ahead_backoff_ = std::min(2 * ahead_backoff_, ahead_most_wait);
-    } else if (ahead_wait_ > 0) {
-      --ahead_wait_;
-    }
     migration_counts total;
-    total.ahead = try_ahead && ahead[0].go;
     for (const migration_counts& m : moved) total.sent += m.sent, total.received += m.received;
     return total;
   }
@@ -393,114 +345,6 @@ class distributed_soa_vector {
   void settle(int l) const {
     strata::detail::device_guard g(comm_->device(l));
     synchronize(comm_->stream(l));
-  }
-
-  /// Small steady migrations go ahead of their counts (migrate_ahead) in jobs of at most this many
-  /// ranks: every rank then sends every other a slot of fixed size, whatever it holds.
-  static constexpr int ahead_max_ranks = 8;
-  /// A slot holds at least this many records and at most this many bytes: twice the largest
-  /// message of the last call, rounded up to a power of two, so that a steady migration's
-  /// fluctuations stay inside it and the fixed-size sends stay short next to the step.
-  static constexpr std::int64_t ahead_min_slot = 1024;
-  static constexpr std::size_t ahead_slot_bytes = std::size_t(2) << 20;
-  /// In a job of several processes, after a try whose moves did not fit, migrate waits this many
-  /// calls before it tries again, the wait doubling up to ahead_most_wait while tries keep missing.
-  static constexpr int ahead_most_wait = 64;
-
-  struct ahead_result {
-    bool go = false;
-    std::int64_t most = 0;  // the largest message any rank had for another
-    migration_counts moved;
-  };
-  /// migrate()'s path for small steady moves, on local rank l: every step queued at once, with one
-  /// wait at the end. The counting pass's head goes to every rank through NCCL (a row of counts
-  /// each); each rank's device derives the same plan from all rows (detail::ahead_plan); the
-  /// leaving records are listed and gathered into one fixed slot per destination (`slot` records),
-  /// every rank sends every other its slot; the staying records from the shard's end fill the
-  /// holes; the arrivals go behind them. Each step does nothing unless the plan goes ahead, which
-  /// it does only where the waiting path would take the same steps (few leaving, every
-  /// destination in the job, room for the arrivals), so both leave the records in the same order.
-  /// When it does not go ahead no shard changed, and migrate() runs its waiting path. Returns false
-  /// when another rank failed to take the memory this needs (this rank's failure throws).
-  template <class DestFn>
-  bool migrate_ahead(int l, DestFn dest, int keys, std::int64_t slot, detail::rank_barrier& ready, ahead_result& result) {
-    using vec = soa_vector<T>;
-    const std::size_t k = std::size_t(l);
-    const stream_t st = comm_->stream(l);
-    const int R = comm_->size(), me = comm_->rank(l);
-    vec& s = shards_[k];
-    const index_t n = index_t(s.size());
-    const std::size_t capacity = s.capacity();
-    strata::detail::stream_scratch& cache = *scratch_[k];
-    const std::size_t stride = detail::packed_bytes<vec>(slot);
-    // The most records that can leave when the plan goes ahead: the list, the gather and the hole
-    // filling are sized by it.
-    const index_t bound = std::min<index_t>(n, index_t(R - 1) * index_t(slot));
-    const std::size_t head_words = strata::detail::split_head_words(keys), W = detail::ahead_row_words(R), P = detail::ahead_plan_words(R);
-    // One block (one scratch request a call): the wire slots out and in, then the head, the rows,
-    // the plan, the leaving records' list in order and by destination, and the fillers' count and
-    // indices.
-    const std::size_t wire_bytes = stride * std::size_t(R);
-    // The lists' room is a power of two (or the whole bound), so that a steady migration's shard
-    // sizes, which differ call by call, ask for the same block every call.
-    const std::size_t room = std::min(std::bit_ceil(std::size_t(std::max<index_t>(bound, 1))), std::size_t(R - 1) * std::size_t(slot));
-    const std::size_t words = head_words + W * std::size_t(R) + P + 3 * room + 1;
-    std::unique_ptr<strata::detail::scratch_block> block;
-    if (!ready.after([&] { block = std::make_unique<strata::detail::scratch_block>(2 * wire_bytes + sizeof(std::int64_t) * words, st, cache); }))
-      return false;
-    std::byte* wire_out = block->data();
-    std::byte* wire_in = wire_out + wire_bytes;
-    std::int64_t* head = block->as<std::int64_t>(2 * wire_bytes);
-    std::int64_t* rows = head + head_words;
-    std::int64_t* plan = rows + W * std::size_t(R);
-    std::int64_t* ascending = plan + P;
-    std::int64_t* by_dest = ascending + room;
-    std::int64_t* fillers = by_dest + room;  // [0] how many, then their indices
-    auto v = s.view();
-    using view_t = decltype(v);
-    const detail::leaving_for<view_t, DestFn> pick{v, dest, me};
-    strata::detail::keyed_split counted(pick, n, keys, head, st, "strata migrate (leaving records)", cache);
-    strata::detail::run_each(detail::ahead_row{head, rows + W * std::size_t(me), keys, R, me, std::int64_t(n), std::int64_t(capacity)}, 1, st,
-                             "strata migrate (counts ahead)");
-    comm_->rank_group(l, [&] {
-      for (int p = 0; p < R; ++p) {
-        if (p == me) continue;
-        comm_->send(l, rows + W * std::size_t(me), sizeof(std::int64_t) * W, p);
-        comm_->recv(l, rows + W * std::size_t(p), sizeof(std::int64_t) * W, p);
-      }
-    });
-    strata::detail::run_each(detail::ahead_plan{rows, plan, R, me, slot, leave_ratio_limit}, 1, st, "strata migrate (plan ahead)");
-    if (!mailbox_[k]) mailbox_[k] = std::make_unique<detail::plan_mailbox>(comm_->device(l));
-    mailbox_[k]->post(plan, st);
-    counted.list(pick, 0, ascending, keys > 0 ? by_dest : nullptr, bound);
-    const index_t slot_capacity = index_t(vec::layout_type::round_capacity(std::size_t(slot)));
-    detail::ahead_slots<view_t> out{wire_out, stride, slot_capacity}, in{wire_in, stride, slot_capacity};
-    for (std::size_t c = 0; c < vec::leaves; ++c) out.col[c] = in.col[c] = vec::layout_type::column_offset(std::size_t(slot_capacity), c);
-    strata::detail::run_each(detail::gather_ahead<view_t>{v, out, keys > 0 ? by_dest : ascending, plan, R}, bound, st, "strata migrate (gather ahead)");
-    comm_->rank_group(l, [&] {
-      for (int p = 0; p < R; ++p) {
-        if (p == me) continue;
-        comm_->send(l, wire_out + stride * std::size_t(p), stride, p);
-        comm_->recv(l, wire_in + stride * std::size_t(p), stride, p);
-      }
-    });
-    // The staying records among the last `bound` places fill the holes below the plan's
-    // fill_from, in order (none when it does not go ahead: fill_from is then n).
-    strata::detail::select_indices_async(detail::stays_from<view_t, DestFn>{v, dest, me, n - bound, plan + detail::ahead_fill_from}, bound, n - bound,
-                                         fillers + 1, fillers, st, "strata migrate (records that fill holes)", cache);
-    strata::detail::run_each(detail::move_records<view_t>{v, ascending, fillers + 1, fillers}, bound, st, "strata migrate (fill holes)");
-    s.resize_for_overwrite(capacity);  // the arrivals' places, within the capacity: no device work
-    strata::detail::run_each(detail::unpack_run_ahead<view_t>{s.view(), in, plan, R, me}, index_t(R) * slot_capacity, st, "strata migrate (unpack ahead)");
-    // The host waits for the plan alone; the exchange stays queued behind it.
-    const std::int64_t* h = mailbox_[k]->take();
-    result.go = h[detail::ahead_go] != 0, result.most = h[detail::ahead_most];
-    if (result.go) {
-      s.resize_for_overwrite(std::size_t(n - h[detail::ahead_out] + h[detail::ahead_in]));
-      result.moved = {h[detail::ahead_out], h[detail::ahead_in], true};
-    } else {
-      s.resize_for_overwrite(std::size_t(n));
-    }
-    return true;
   }
 
   /// Local rank l's part of an exchange (detail::rank_exchange): out[p's run] to rank p (or, for
@@ -791,11 +635,6 @@ class distributed_soa_vector {
   std::vector<std::size_t> owned_;  // each shard's own records; the rest are ghosts
   std::size_t pack_limit_ = std::numeric_limits<std::size_t>::max();
   std::size_t reserved_ = 0;  // reserve()'s room per rank
-  // migrate()'s exchange ahead of its counts: the slot (records a rank may send another), the calls
-  // to wait before the next try and the wait after the next miss.
-  std::int64_t ahead_slot_ = ahead_min_slot;
-  int ahead_wait_ = 0, ahead_backoff_ = 1;
-  std::vector<std::unique_ptr<detail::plan_mailbox>> mailbox_;  // per local rank, made at its first use
   // Per rank: the scratch blocks migrate and the reductions use on the rank's stream, kept for the
   // next call (each rank's thread alone uses its own).
   std::vector<std::unique_ptr<strata::detail::stream_scratch>> scratch_;
