@@ -35,12 +35,13 @@ fi
 nccl_lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(nvidia.nccl.__path__[0], "lib"))' 2>/dev/null || true)
 [ -n "$nccl_lib" ] && [ -d "$nccl_lib" ] && export LD_LIBRARY_PATH="$nccl_lib:${LD_LIBRARY_PATH:-}"
 export NCCL_NVLS_ENABLE=0  # NVLink multicast stays off on the lent multi-GPU machines
-# MPI for mpi_join_test: the machine's own, or PyPI's mpich wheel carried here (STRATA_MPI_WHEEL),
-# installed into the Python prefix, whose lib/ and bin/ then serve.
-if [ -n "${STRATA_MPI_WHEEL:-}" ] && ! command -v mpiexec >/dev/null; then
+# MPI for mpi_join_test (built against MPICH's libmpi.so.12): the machine's own, or PyPI's mpich
+# wheel carried here (STRATA_MPI_WHEEL), installed into the Python prefix, whose lib/ and bin/ then
+# serve, ahead of another MPI the machine may have (Open MPI's mpiexec cannot start an MPICH job).
+py_prefix=$(python3 -c 'import sys; print(sys.prefix)' 2>/dev/null || true)
+if [ -n "${STRATA_MPI_WHEEL:-}" ] && [ ! -e "$py_prefix/lib/libmpi.so.12" ]; then
   python3 -m pip install -q --no-index "$STRATA_MPI_WHEEL" >"$LOGS/mpi-install.log" 2>&1 || true
 fi
-py_prefix=$(python3 -c 'import sys; print(sys.prefix)' 2>/dev/null || true)
 if [ -n "$py_prefix" ] && [ -e "$py_prefix/lib/libmpi.so.12" ]; then
   export LD_LIBRARY_PATH="$py_prefix/lib:${LD_LIBRARY_PATH:-}" PATH="$py_prefix/bin:$PATH"
 fi
@@ -127,6 +128,7 @@ fi
 # one process.
 if ! skip tests && [ -x "$build/tests/mpi_join_test" ] && [ "$gpus" -ge 2 ]; then
   if ! command -v mpiexec >/dev/null; then add "mpi_join_test under mpiexec" "not run: no mpiexec"
+  elif [[ " $tests " != *" $build/tests/mpi_join_test "* ]]; then add "mpi_join_test under mpiexec" "not run: its libraries are missing (STRATA_MPI_WHEEL)"
   else
     procs=$((gpus < 4 ? gpus : 4))
     if timeout 300 mpiexec -n "$procs" "$build/tests/mpi_join_test" >"$LOGS/mpi.log" 2>&1; then
