@@ -110,11 +110,12 @@ void probe_reduce(cuda::std::span<const float> col, float* result) {
 }
 // Conversion: 16-byte AoS loads (bytes only at an unaligned array's ends) and 16-byte column
 // stores; the reverse direction mirrors it. The masked instantiations (Lb1E), for views whose
-// memory ends inside a column unit, move that unit element by element.
-// sass-expect: aos_to_soa_kernel.*Lb0E load=any128 store=128
-// sass-expect: soa_to_aos_kernel.*Lb0E load=128 store=any128
-// sass-expect: aos_to_soa_kernel.*Lb1E load=any128 store=any128
-// sass-expect: soa_to_aos_kernel.*Lb1E load=any128 store=any128
+// memory ends inside a column unit, move that unit element by element. (EELb0E: the kernel's Masked
+// argument, after the tile type's own last argument, its swizzle flag.)
+// sass-expect: aos_to_soa_kernel.*EELb0E load=any128 store=128
+// sass-expect: soa_to_aos_kernel.*EELb0E load=128 store=any128
+// sass-expect: aos_to_soa_kernel.*EELb1E load=any128 store=any128
+// sass-expect: soa_to_aos_kernel.*EELb1E load=any128 store=any128
 void probe_convert(const particle* aos, strata::soa_view<particle> soa, particle* back) {
   strata::aos_to_soa(aos, soa.size(), soa);
   strata::soa_to_aos(strata::soa_view<const particle>(soa), back);
@@ -132,21 +133,21 @@ void probe_nested_transform(strata::soa_view<const nested_particle> in, strata::
 void probe_aosoa_transform(strata::aosoa_view<const particle> in, strata::aosoa_view<particle> out) {
   strata::transform(in, out, drift{});
 }
-// sass-expect: aos_to_soa_kernel.*Lb0E.*aosoa_mapping load=any128 store=128
-// sass-expect: soa_to_aos_kernel.*Lb0E.*aosoa_mapping load=128 store=any128
+// sass-expect: aos_to_soa_kernel.*EELb0E.*aosoa_mapping load=any128 store=128
+// sass-expect: soa_to_aos_kernel.*EELb0E.*aosoa_mapping load=128 store=any128
 void probe_aosoa_convert(const particle* aos, strata::aosoa_view<particle> v, particle* back) {
   strata::aos_to_soa(aos, v.size(), v);
   strata::soa_to_aos(strata::aosoa_view<const particle>(v), back);
 }
-// sass-expect: aos_to_soa_kernel.*cell_record.*Lb0E load=any128 store=128
-// sass-expect: soa_to_aos_kernel.*cell_record.*Lb0E load=128 store=any128
+// sass-expect: aos_to_soa_kernel.*cell_record.*EELb0E load=any128 store=128
+// sass-expect: soa_to_aos_kernel.*cell_record.*EELb0E load=128 store=any128
 void probe_nested_convert(const cell_record* aos, strata::soa_view<cell_record> soa, cell_record* back) {
   strata::aos_to_soa(aos, soa.size(), soa);
   strata::soa_to_aos(strata::soa_view<const cell_record>(soa), back);
 }
 // gather's transpose behind a path gate: the tiles move in 16-byte vectors as above; the one other
 // load is the gate's 8-byte count.
-// sass-expect: soa_to_aos_gated_kernel.*particle.*Lb0E load=any128 store=any128
+// sass-expect: soa_to_aos_gated_kernel.*particle.*EELb0E load=any128 store=any128
 void probe_gather(const strata::soa_vector<particle>& src, cuda::std::span<const int> idx, strata::soa_vector<particle>& dst) {
   strata::gather(src, idx, dst);
 }

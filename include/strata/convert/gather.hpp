@@ -51,16 +51,17 @@ struct gather_tile {
   static constexpr index_t R = Tile::records;
   static constexpr std::size_t access = Stride < 16 ? Stride : 16;  // padded records: a power of two up to 32, then 16-byte multiples
   static constexpr int accesses = int(Stride / access);
-  static constexpr int per_lane = int((R + 31) / 32);
+  static constexpr int per_lane = int((R + Tile::lanes - 1) / Tile::lanes);
 
   /// Lane `lane`'s records of tile t, src[idx[t * R + r]] for r = lane, lane + 32, ..., into the
   /// warp's shared memory at r * Stride (zero bytes for an index outside the source); every load
   /// is issued before the first store.
   STRATA_HD static void load(int lane, std::byte* sm, const std::byte* src, const I* idx, index_t n, index_t t, const index_check& check) {
     vec::word_t<access> w[per_lane][accesses];
+    const auto slice = slice_of<T, Tile>(sm, 0, nullptr);  // as store() reads them: records from byte 0
     STRATA_UNROLL
     for (int k = 0; k < per_lane; ++k) {
-      const index_t r = index_t(lane) + 32 * k, i = t * R + r;
+      const index_t r = index_t(lane) + index_t(Tile::lanes) * k, i = t * R + r;
       if (r < R && i < n) {
         const I j = idx[i];
         if (check.valid(j)) {
@@ -76,10 +77,10 @@ struct gather_tile {
     }
     STRATA_UNROLL
     for (int k = 0; k < per_lane; ++k) {
-      const index_t r = index_t(lane) + 32 * k, i = t * R + r;
+      const index_t r = index_t(lane) + index_t(Tile::lanes) * k, i = t * R + r;
       if (r < R && i < n) {
         STRATA_UNROLL
-        for (int a = 0; a < accesses; ++a) std::memcpy(sm + r * Stride + a * access, &w[k][a], access);
+        for (int a = 0; a < accesses; ++a) std::memcpy(slice.elem(std::size_t(r), Stride, std::size_t(a) * access), &w[k][a], access);
       }
     }
   }
@@ -96,22 +97,22 @@ template <class T, class Tile, bool Masked, class I, class M, bool Strided = fal
 __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
     gather_kernel(const std::byte* src, const I* idx, index_t n, basic_view<T, M> dst, path_gate gate, index_check check) {
   if (!gate.open()) return;
-  __shared__ __align__(16) std::byte smem[Tile::warps][Tile::chunks * 16];
-  const int lane = int(threadIdx.x % 32);
-  std::byte* sm = smem[threadIdx.x / 32];
-  const index_t tiles = (n + Tile::records - 1) / Tile::records, t = index_t(blockIdx.x) * Tile::warps + index_t(threadIdx.x / 32);
+  __shared__ __align__(16) std::byte smem[Tile::slices][Tile::slice_bytes];
+  const int lane = int(threadIdx.x % unsigned(Tile::lanes));  // unsigned: the compiler knows 0 <= lane < lanes
+  std::byte* sm = smem[threadIdx.x / unsigned(Tile::lanes)];
+  const index_t tiles = (n + Tile::records - 1) / Tile::records, t = index_t(blockIdx.x) * Tile::slices + index_t(threadIdx.x / unsigned(Tile::lanes));
   using tile = gather_tile<T, Tile, Masked, I>;
   if constexpr (Strided) {
-    for (index_t u = t; u < tiles; u += index_t(gridDim.x) * Tile::warps) {
+    for (index_t u = t; u < tiles; u += index_t(gridDim.x) * Tile::slices) {
       tile::load(lane, sm, src, idx, n, u, check);
-      __syncwarp();
+      tile_barrier<Tile>();
       tile::store(lane, sm, n, dst, u);
-      __syncwarp();
+      tile_barrier<Tile>();
     }
   } else {
-    if (t >= tiles) return;  // whole warps: no __syncwarp is skipped
+    if (t >= tiles) return;  // whole warps or blocks: no barrier is skipped
     tile::load(lane, sm, src, idx, n, t, check);
-    __syncwarp();
+    tile_barrier<Tile>();
     tile::store(lane, sm, n, dst, t);
   }
 }
@@ -123,7 +124,7 @@ template <class T, std::size_t Stride, class I, class M>
 void gather_aos_to_soa(const std::byte* src, const I* idx, index_t n, const basic_view<T, M>& dst, stream_t stream, const index_check& check,
                        path_gate gate = {}) {
   if (n == 0) return;
-  using tile = warp_tile<Stride>;
+  using tile = warp_tile<T, Stride>;
   auto run = [&]<bool Masked>() {
 #if defined(STRATA_BACKEND_CUDA)
     if (gate.far) {

@@ -197,7 +197,7 @@ struct staging {
 
 template <std::size_t Stride>
 constexpr index_t chunk_records() {
-  constexpr index_t tile = warp_tile<Stride>::records;
+  constexpr index_t tile = warp_tile_records<Stride>;
   return std::max<index_t>(tile, index_t(staging::chunk_bytes / Stride) / tile * tile);
 }
 

@@ -36,39 +36,49 @@ struct path_gate {
   STRATA_HD bool open() const { return far == nullptr || ((*far <= limit) == direct); }
 };
 
-/// Every warp transposes its own tile: the tile's AoS bytes go through a slice of shared memory that
-/// only that warp touches, so warps never wait for each other (__syncwarp, no __syncthreads). One
-/// tile per warp and a grid of all tiles: small blocks and a register bound that keeps six of them
-/// per SM let the GPU hold many tiles' loads in flight.
-template <std::size_t Stride>
-struct warp_tile {
+/// A tile: `records` records that `lanes` threads (a warp, or a whole block) move between the AoS
+/// bytes and a slice of shared memory only they touch, with coalesced 16-byte accesses; `warps`
+/// warps per block, so a block holds warps * 32 / lanes tiles.
+template <std::size_t Stride, index_t Records, int Lanes, int Warps, int MinBlocks, bool Swizzle = false>
+struct tile_shape {
   static constexpr std::size_t stride = Stride;
-  /// Records per tile: a multiple of 128 (one 16-byte vector of a 4-byte column per lane) near
-  /// 4 KiB of records; fewer for records over 32 bytes (about 8 KiB, at least 16 records). Always a
-  /// multiple of 16, so every column's part of a tile starts on a 16-byte boundary.
-  static constexpr index_t records =
-      Stride <= 32 ? index_t(4096 / Stride) / 128 * 128 : std::clamp<index_t>(index_t(8192 / Stride) / 16 * 16, 16, 128);
+  static constexpr index_t records = Records;
+  static constexpr int lanes = Lanes;
+  static constexpr int warps = Warps;
+  static constexpr int threads = 32 * warps;
+  static constexpr int slices = threads / lanes;  // tiles a block holds at once
+  static constexpr int min_blocks = MinBlocks;
   /// 16-byte chunks a tile can touch: one more than its bytes need when the AoS side is not
   /// 16-byte aligned.
   static constexpr std::size_t chunks = (std::size_t(records) * Stride + 15) / 16 + 1;
-  static constexpr int chunks_per_lane = int((chunks + 31) / 32);
-  /// Four warps per block; fewer where tiles are so large (records past 512 bytes) that four would
-  /// not fit the 48 KiB of static shared memory a block may have.
-  static constexpr int warps = int(std::clamp<std::size_t>(32768 / (chunks * 16), 1, 4));
-  static constexpr int threads = 32 * warps;
-  /// Blocks per SM the register allocation must allow (__launch_bounds__): six (80 registers) for
-  /// records up to 32 bytes, measured with 24- and 28-byte records; two for larger records, whose
-  /// tiles take more registers per lane.
-  static constexpr int min_blocks = Stride <= 32 ? 6 : 2;
+  static constexpr int chunks_per_lane = int((chunks + lanes - 1) / lanes);
+  /// Whether the tile's slice of shared memory is swizzled (see swizzled), where the records and
+  /// the AoS pointer allow; its bytes are then whole 128-byte rows, so a swizzled chunk stays in it.
+  static constexpr bool swizzle = Swizzle;
+  static constexpr std::size_t slice_bytes = Swizzle ? (chunks + 7) / 8 * 128 : chunks * 16;
+  static_assert(Lanes == 32 || Lanes == 32 * Warps, "a tile belongs to one warp or to the whole block");
+  static_assert(Records % 16 == 0, "every column's part of a tile starts on a 16-byte boundary");
 };
 
+/// Records up to 32 bytes: every warp transposes its own tile of a multiple of 128 records (one
+/// 16-byte vector of a 4-byte column per lane) near 4 KiB through a slice of shared memory only it
+/// touches, so warps never wait for each other (__syncwarp, no __syncthreads); one tile per warp,
+/// a grid of all tiles, and a register bound that keeps six 128-thread blocks per SM let the GPU
+/// hold many tiles' loads in flight. Larger records: about 8 KiB of records per warp (at least 16).
+template <std::size_t Stride>
+constexpr index_t warp_tile_records = Stride <= 32 ? index_t(4096 / Stride) / 128 * 128 : std::clamp<index_t>(index_t(8192 / Stride) / 16 * 16, 16, 128);
+/// Four warps per block; fewer where tiles are so large (records past 512 bytes) that four would
+/// not fit the 48 KiB of static shared memory a block may have.
+template <std::size_t Stride>
+constexpr int warp_tile_warps = int(std::clamp<std::size_t>(32768 / (((std::size_t(warp_tile_records<Stride>) * Stride + 15) / 16 + 1) * 16), 1, 4));
+
 /// Column L of a tile of R records moves in units of whole 16-byte vectors: u records, v vectors.
-template <class T, std::size_t L, index_t R>
+template <class T, std::size_t L, index_t R, int Lanes = 32>
 struct column_unit {
   using leaf = reflect::leaf_type_t<T, L>;
   static constexpr std::size_t u = 16 / std::gcd(sizeof(leaf), std::size_t(16));
   static constexpr std::size_t v = u * sizeof(leaf) / 16;
-  static constexpr int per_lane = int((std::size_t(R) / u + 31) / 32);
+  static constexpr int per_lane = int((std::size_t(R) / u + Lanes - 1) / Lanes);
   static constexpr std::size_t words = std::size_t(per_lane) * v;  // registers (x4) per lane
 };
 /// Lane k handles records k*u .. k*u+u-1 of a column, so at a given step the lanes of a warp touch
@@ -82,9 +92,93 @@ constexpr int rotation_period(std::size_t u, std::size_t stride) {
 /// Which record of its unit lane `lane` handles at step j.
 STRATA_HD inline int rotated(int j, int lane, int period, int u) { return period >= 32 ? j : (j + lane / period) & (u - 1); }
 
+/// Where byte x of a tile's AoS bytes lies in its slice of shared memory: with mask 7, the 16-byte
+/// chunks of each 128-byte row trade places (chunk c goes to c ^ ((c / 8) % 8)); with mask 0 they
+/// stay. The chunks a quarter-warp copies stay in distinct banks either way.
+STRATA_HD constexpr unsigned swizzled(unsigned x, unsigned mask) { return x ^ (((x >> 7) & mask) << 4); }
+
+/// Lanes that hit one bank at once when a warp reads (or writes) a 4-byte leaf of the records of
+/// Stride bytes in a tile's shared memory: lane k takes the records of its 4-record unit, rotated
+/// as rotation_period says. Records of a power-of-two size put every lane in one or two banks
+/// (64 bytes: 16 lanes a bank); the swizzle spreads them over eight chunk positions.
+constexpr int column_conflict(std::size_t stride, unsigned mask) {
+  const int period = rotation_period(4, stride);
+  int worst = 0;
+  for (int j = 0; j < 4; ++j) {
+    int per_bank[32] = {};
+    for (int lane = 0; lane < 32; ++lane) {
+      const int jj = period >= 32 ? j : (j + lane / period) & 3;
+      const unsigned x = swizzled(unsigned((std::size_t(lane) * 4 + std::size_t(jj)) * stride), mask);
+      worst = std::max(worst, ++per_bank[(x / 4) % 32]);
+    }
+  }
+  return worst;
+}
+
+/// Whether every leaf of T lies inside one 16-byte chunk of a record that starts on a chunk: then a
+/// swizzled tile keeps each leaf whole and aligned.
+template <class T, std::size_t Stride>
+inline constexpr bool leaves_within_chunks = [] {
+  if (Stride % 16 != 0) return false;
+  bool ok = true;
+  [&]<std::size_t... L>(std::index_sequence<L...>) {
+    ((ok = ok && reflect::leaf_offset<T, L>() / 16 == (reflect::leaf_offset<T, L>() + sizeof(reflect::leaf_type_t<T, L>) - 1) / 16), ...);
+  }(std::make_index_sequence<reflect::leaf_count<T>>{});
+  return ok;
+}();
+
+/// Tiles of T swizzle where that at least halves the column accesses' bank conflicts (records of
+/// 64, 128, 192 ... bytes; not the records up to 32 bytes, whose tiles take no swizzle math), and
+/// where every leaf stays within a chunk.
+template <class T, std::size_t Stride>
+inline constexpr bool swizzles_tiles = Stride > 32 && leaves_within_chunks<T, Stride> && 2 * column_conflict(Stride, 7) <= column_conflict(Stride, 0);
+
+/// The tile a transpose of T's records of Stride bytes takes. Blocks per SM the register
+/// allocation must allow (__launch_bounds__): six (80 registers) for records up to 32 bytes,
+/// measured with 24- and 28-byte records; two for larger records, whose tiles take more registers
+/// per lane, and three where the tile swizzles (records of 64, 128 ... bytes): their column
+/// phase waits on shared memory, and a third block per SM hides it (on the H200, 0.56 -> 0.75 of
+/// a copy for 64-byte records, AoS -> SoA), where it costs other large records up to a tenth.
+template <class T, std::size_t Stride>
+using warp_tile = tile_shape<Stride, warp_tile_records<Stride>, 32, warp_tile_warps<Stride>, Stride <= 32 ? 6 : swizzles_tiles<T, Stride> ? 3 : 2,
+                             swizzles_tiles<T, Stride>>;
+
+/// The swizzle mask for a tile of T whose AoS bytes are at `aos`: 7 where the tile swizzles and the
+/// AoS array lies on a 16-byte boundary (records start on chunks), 0 otherwise.
+template <class T, class Tile>
+STRATA_HD inline unsigned tile_swizzle(const void* aos) {
+  static_assert(!Tile::swizzle || leaves_within_chunks<T, Tile::stride>, "strata: a swizzled tile needs every leaf within a 16-byte chunk");
+  if constexpr (Tile::swizzle) return reinterpret_cast<std::uintptr_t>(aos) % 16 == 0 ? 7u : 0u;
+  else return 0u;
+}
+
+/// A tile's slice of shared memory, addressed by the tile's AoS bytes: chunk(c) is 16-byte chunk c,
+/// elem(r, off) byte off of record r (records from byte `first` of the slice). Without the swizzle
+/// the addresses are the plain sums the compiler folds into its shared-memory accesses.
+template <bool Swizzles, class B>
+struct tile_slice {
+  B* sm;
+  std::size_t first;  // byte of the slice where the tile's first record starts
+  unsigned mask;      // tile_swizzle's mask (Swizzles only)
+  STRATA_HD B* chunk(std::size_t c) const {
+    if constexpr (Swizzles) return sm + swizzled(unsigned(c * 16), mask);
+    else return sm + c * 16;
+  }
+  STRATA_HD B* elem(std::size_t r, std::size_t stride, std::size_t off) const {
+    if constexpr (Swizzles) return sm + swizzled(unsigned(first + r * stride + off), mask);
+    else return sm + first + r * stride + off;
+  }
+};
+template <class T, class Tile, class B>
+STRATA_HD tile_slice<Tile::swizzle, B> slice_of(B* sm, std::size_t first, const void* aos) {
+  return {sm, first, tile_swizzle<T, Tile>(aos)};
+}
+
+
+
 /// The leaves whose vectors a lane holds in registers at once on the SoA -> AoS side: consecutive
 /// leaves up to 16 vectors (64 registers); records with more go through several batches.
-template <class T, index_t R>
+template <class T, index_t R, int Lanes = 32>
 struct leaf_batches {
   static constexpr std::size_t max_words = 16;
   static constexpr auto bounds = [] {
@@ -95,7 +189,7 @@ struct leaf_batches {
         if (leaf == 0 || words + w > max_words) b[count++] = leaf, words = 0;
         words += w;
       };
-      (add(L, column_unit<T, L, R>::words), ...);
+      (add(L, column_unit<T, L, R, Lanes>::words), ...);
     }(std::make_index_sequence<reflect::leaf_count<T>>{});
     b[count] = reflect::leaf_count<T>;
     return std::pair{b, count};
@@ -110,14 +204,14 @@ struct leaf_batches {
     while (end(k) <= L) ++k;
     std::size_t off = 0;
     [&]<std::size_t... J>(std::index_sequence<J...>) {
-      ((off += (J >= begin(k) && J < L) ? column_unit<T, J, R>::words : 0), ...);
+      ((off += (J >= begin(k) && J < L) ? column_unit<T, J, R, Lanes>::words : 0), ...);
     }(std::make_index_sequence<reflect::leaf_count<T>>{});
     return off;
   }
   static constexpr std::size_t words(std::size_t k) {
     std::size_t w = 0;
     [&]<std::size_t... J>(std::index_sequence<J...>) {
-      ((w += (J >= begin(k) && J < end(k)) ? column_unit<T, J, R>::words : 0), ...);
+      ((w += (J >= begin(k) && J < end(k)) ? column_unit<T, J, R, Lanes>::words : 0), ...);
     }(std::make_index_sequence<reflect::leaf_count<T>>{});
     return w;
   }
@@ -169,23 +263,24 @@ struct aos_to_soa_tile {
     const std::uintptr_t abegin = reinterpret_cast<std::uintptr_t>(src), aend = abegin + std::uintptr_t(n) * Stride;
     auto whole = [&](std::uintptr_t a) { return a >= abegin && a + 16 <= aend; };
     const tile_span s = tile_span::of<Stride, R>(abegin, n, t);
+    const auto slice = slice_of<T, Tile>(sm, 0, src);
     vec::word16 w[C];
     STRATA_UNROLL
     for (int j = 0; j < C; ++j) {
-      const std::size_t c = std::size_t(lane + 32 * j);
+      const std::size_t c = std::size_t(lane + Tile::lanes * j);
       const std::uintptr_t a = s.w0 + c * 16;
       if (c < s.chunks && whole(a)) w[j] = vec::load<16>(src + (a - abegin));
     }
     STRATA_UNROLL
     for (int j = 0; j < C; ++j) {
-      const std::size_t c = std::size_t(lane + 32 * j);
+      const std::size_t c = std::size_t(lane + Tile::lanes * j);
       const std::uintptr_t a = s.w0 + c * 16;
       if (c >= s.chunks) break;
       if (whole(a)) {
-        vec::store_local(sm + c * 16, w[j]);
+        vec::store_local(slice.chunk(c), w[j]);
       } else {
         const std::uintptr_t lo = std::max(a, s.gbegin), hi = std::min(a + 16, s.gend);
-        for (std::uintptr_t b = lo; b < hi; ++b) sm[c * 16 + (b - a)] = src[b - abegin];
+        for (std::uintptr_t b = lo; b < hi; ++b) slice.chunk(c)[b - a] = src[b - abegin];
       }
     }
   }
@@ -195,22 +290,22 @@ struct aos_to_soa_tile {
   STRATA_HD static void store(int lane, const std::byte* sm, const std::byte* src, index_t n, const basic_view<T, M>& dst,
                               index_t first, index_t t) {
     const tile_span s = tile_span::of<Stride, R>(reinterpret_cast<std::uintptr_t>(src), n, t);
-    const std::byte* rec = sm + (s.gbegin - s.w0);
+    const auto slice = slice_of<T, Tile>(sm, s.gbegin - s.w0, src);
     reflect::for_each_leaf<T>([&](auto f) {
       constexpr std::size_t L = decltype(f)::value;
-      using cu = column_unit<T, L, R>;
+      using cu = column_unit<T, L, R, Tile::lanes>;
       using F = typename cu::leaf;
       constexpr std::size_t off = reflect::leaf_offset<T, L>();
       STRATA_UNROLL
       for (int q = 0; q < cu::per_lane; ++q) {
-        const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
+        const index_t r0 = index_t(lane + Tile::lanes * q) * index_t(cu::u);
         const index_t row = first + t * R + r0;
         if constexpr (Masked) {
           if (r0 < s.count && row + index_t(cu::u) > dst.capacity()) {
             // A unit the destination does not wholly own: its records, one by one.
             for (int j = 0; j < int(cu::u) && r0 + j < s.count; ++j) {
               F value;
-              std::memcpy(static_cast<void*>(&value), rec + (r0 + j) * Stride + off, sizeof(F));
+              std::memcpy(static_cast<void*>(&value), slice.elem(std::size_t(r0 + j), Stride, off), sizeof(F));
               *dst.template leaf_ptr<L>(row + j) = value;
             }
             break;
@@ -223,7 +318,7 @@ struct aos_to_soa_tile {
         for (int j = 0; j < int(cu::u); ++j) {
           const int jj = rotated(j, lane, period, int(cu::u));
           F value;
-          if (r0 + jj < s.count) value = *reinterpret_cast<const F*>(rec + (r0 + jj) * Stride + off);
+          if (r0 + jj < s.count) value = *reinterpret_cast<const F*>(slice.elem(std::size_t(r0 + jj), Stride, off));
           else std::memset(static_cast<void*>(&value), 0, sizeof(F));  // padding lanes past the last record stay zero
           if constexpr (period >= 32) {
             lanes[j] = value;
@@ -250,7 +345,7 @@ template <class T, class Tile, bool Masked>
 struct soa_to_aos_tile {
   static constexpr std::size_t Stride = Tile::stride;
   static constexpr index_t R = Tile::records;
-  using batches = leaf_batches<T, R>;
+  using batches = leaf_batches<T, R, Tile::lanes>;
 
   /// Lane `lane`'s units of every column of tile t -> the warp's shared memory, batch by batch:
   /// a batch's vectors are all loaded into registers before any is used.
@@ -259,9 +354,9 @@ struct soa_to_aos_tile {
                                index_t n, index_t t) {
     const index_t count = n - t * R < R ? n - t * R : R;
     const tile_span s = tile_span::of<Stride, R>(reinterpret_cast<std::uintptr_t>(dst), n, t);
-    std::byte* rec = sm + (s.gbegin - s.w0);
+    const auto slice = slice_of<T, Tile>(sm, s.gbegin - s.w0, dst);
     [&]<std::size_t... K>(std::index_sequence<K...>) {
-      (gather_batch<K>(lane, rec, src, first, count, t, s), ...);
+      (gather_batch<K>(lane, slice, src, first, count, t, s), ...);
     }(std::make_index_sequence<batches::count>{});
   }
 
@@ -271,20 +366,21 @@ struct soa_to_aos_tile {
   STRATA_HD static void scatter(int lane, const std::byte* sm, std::byte* dst, index_t n, index_t t) {
     const std::uintptr_t abegin = reinterpret_cast<std::uintptr_t>(dst);
     const tile_span s = tile_span::of<Stride, R>(abegin, n, t);
-    for (std::size_t c = std::size_t(lane); c < s.chunks; c += 32) {
+    const auto slice = slice_of<T, Tile>(sm, 0, dst);
+    for (std::size_t c = std::size_t(lane); c < s.chunks; c += std::size_t(Tile::lanes)) {
       const std::uintptr_t a = s.w0 + c * 16;
       if (a >= s.gbegin && a + 16 <= s.gend) {
-        vec::store<16>(dst + (a - abegin), vec::load_local(sm + c * 16));
+        vec::store<16>(dst + (a - abegin), vec::load_local(slice.chunk(c)));
       } else {
         const std::uintptr_t lo = std::max(a, s.gbegin), hi = std::min(a + 16, s.gend);
-        for (std::uintptr_t b = lo; b < hi; ++b) dst[b - abegin] = sm[c * 16 + (b - a)];
+        for (std::uintptr_t b = lo; b < hi; ++b) dst[b - abegin] = slice.chunk(c)[b - a];
       }
     }
   }
 
  private:
-  template <std::size_t K, class M>
-  STRATA_HD static void gather_batch(int lane, std::byte* rec, const basic_view<const T, M>& src, index_t first, index_t count,
+  template <std::size_t K, class Slice, class M>
+  STRATA_HD static void gather_batch(int lane, const Slice& slice, const basic_view<const T, M>& src, index_t first, index_t count,
                                      index_t t, const tile_span& s) {
     vec::word16 w[batches::words(K)];
     [&]<std::size_t... J>(std::index_sequence<J...>) {
@@ -293,24 +389,24 @@ struct soa_to_aos_tile {
     if constexpr (K == 0 && layout::record_descriptor<T>::packed_size < Stride) {
       // Padding bytes (between leaves, after the last, and up to Stride) are written as zeros;
       // only those bytes, so no leaf byte is written twice.
-      for (index_t i = lane; i < s.count; i += 32)
+      for (index_t i = lane; i < s.count; i += Tile::lanes)
         [&]<std::size_t... B>(std::index_sequence<B...>) {
-          ((padding_byte<T, Stride>[B] ? void(rec[i * Stride + B] = std::byte{0}) : void()), ...);
+          ((padding_byte<T, Stride>[B] ? void(*slice.elem(std::size_t(i), Stride, B) = std::byte{0}) : void()), ...);
         }(std::make_index_sequence<Stride>{});
     }
     [&]<std::size_t... J>(std::index_sequence<J...>) {
-      (write_leaf<batches::begin(K) + J>(lane, w, rec, first + t * R, src.capacity(), s), ...);
+      (write_leaf<batches::begin(K) + J>(lane, w, slice, first + t * R, src.capacity(), s), ...);
     }(std::make_index_sequence<batches::end(K) - batches::begin(K)>{});
   }
 
   template <std::size_t L, std::size_t W, class M>
   STRATA_HD static void load_leaf(int lane, vec::word16 (&w)[W], const basic_view<const T, M>& src, index_t first, index_t count,
                                   index_t t) {
-    using cu = column_unit<T, L, R>;
+    using cu = column_unit<T, L, R, Tile::lanes>;
     constexpr std::size_t base = batches::template word_offset<L>();
     STRATA_UNROLL
     for (int q = 0; q < cu::per_lane; ++q) {
-      const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
+      const index_t r0 = index_t(lane + Tile::lanes * q) * index_t(cu::u);
       const index_t row = first + t * R + r0;
       if constexpr (Masked) {
         if (r0 < count && row + index_t(cu::u) > src.capacity()) {
@@ -328,15 +424,15 @@ struct soa_to_aos_tile {
     }
   }
 
-  template <std::size_t L, std::size_t W>
-  STRATA_HD static void write_leaf(int lane, const vec::word16 (&w)[W], std::byte* rec, index_t tile_first, index_t capacity,
+  template <std::size_t L, std::size_t W, class Slice>
+  STRATA_HD static void write_leaf(int lane, const vec::word16 (&w)[W], const Slice& slice, index_t tile_first, index_t capacity,
                                    const tile_span& s) {
-    using cu = column_unit<T, L, R>;
+    using cu = column_unit<T, L, R, Tile::lanes>;
     using F = typename cu::leaf;
     constexpr std::size_t base = batches::template word_offset<L>(), off = reflect::leaf_offset<T, L>();
     STRATA_UNROLL
     for (int q = 0; q < cu::per_lane; ++q) {
-      const index_t r0 = index_t(lane + 32 * q) * index_t(cu::u);
+      const index_t r0 = index_t(lane + Tile::lanes * q) * index_t(cu::u);
       if (r0 >= s.count || (!Masked && tile_first + r0 + index_t(cu::u) > capacity)) break;
       constexpr int period = rotation_period(cu::u, Stride);
       F lanes[cu::u];
@@ -350,26 +446,33 @@ struct soa_to_aos_tile {
           for (int q2 = 0; q2 < int(cu::u); ++q2)
             if (q2 == jj) value = lanes[q2];  // selects: the array stays in registers
         }
-        if (r0 + jj < s.count) *reinterpret_cast<F*>(rec + (r0 + jj) * Stride + off) = value;
+        if (r0 + jj < s.count) *reinterpret_cast<F*>(slice.elem(std::size_t(r0 + jj), Stride, off)) = value;
       }
     }
   }
 };
 
 #if defined(STRATA_BACKEND_CUDA)
-/// One tile per warp, no loop over tiles: a loop kept its loop-carried state in registers (the
+/// Between a tile's two phases: the warp's or the block's barrier.
+template <class Tile>
+__device__ inline void tile_barrier() {
+  if constexpr (Tile::lanes == 32) __syncwarp();
+  else __syncthreads();
+}
+
+/// One tile per warp (or block), no loop over tiles: a loop kept its loop-carried state in registers (the
 /// mixed record's SoA -> AoS kernel: 80 registers with it, 56 without).
 template <class T, class Tile, bool Masked, class M>
 __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
     aos_to_soa_kernel(const std::byte* src, index_t n, basic_view<T, M> dst, index_t first) {
-  __shared__ __align__(16) std::byte smem[Tile::warps][Tile::chunks * 16];
-  const int lane = int(threadIdx.x % 32);
-  std::byte* sm = smem[threadIdx.x / 32];
-  const index_t tiles = (n + Tile::records - 1) / Tile::records, t = index_t(blockIdx.x) * Tile::warps + index_t(threadIdx.x / 32);
-  if (t >= tiles) return;  // whole warps: no __syncwarp is skipped
+  __shared__ __align__(16) std::byte smem[Tile::slices][Tile::slice_bytes];
+  const int lane = int(threadIdx.x % unsigned(Tile::lanes));  // unsigned: the compiler knows 0 <= lane < lanes
+  std::byte* sm = smem[threadIdx.x / unsigned(Tile::lanes)];
+  const index_t tiles = (n + Tile::records - 1) / Tile::records, t = index_t(blockIdx.x) * Tile::slices + index_t(threadIdx.x / unsigned(Tile::lanes));
+  if (t >= tiles) return;  // whole warps or blocks: no barrier is skipped
   using tile = aos_to_soa_tile<T, Tile, Masked>;
   tile::load(lane, sm, src, n, t);
-  __syncwarp();
+  tile_barrier<Tile>();
   tile::store(lane, sm, src, n, dst, first, t);
 }
 
@@ -377,14 +480,14 @@ __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
 template <class T, class Tile, bool Masked, class M>
 __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
     soa_to_aos_kernel(basic_view<const T, M> src, index_t first, std::byte* dst, index_t n) {
-  __shared__ __align__(16) std::byte smem[Tile::warps][Tile::chunks * 16];
-  const int lane = int(threadIdx.x % 32);
-  std::byte* sm = smem[threadIdx.x / 32];
-  const index_t tiles = (n + Tile::records - 1) / Tile::records, t = index_t(blockIdx.x) * Tile::warps + index_t(threadIdx.x / 32);
-  if (t >= tiles) return;  // whole warps: no __syncwarp is skipped
+  __shared__ __align__(16) std::byte smem[Tile::slices][Tile::slice_bytes];
+  const int lane = int(threadIdx.x % unsigned(Tile::lanes));  // unsigned: the compiler knows 0 <= lane < lanes
+  std::byte* sm = smem[threadIdx.x / unsigned(Tile::lanes)];
+  const index_t tiles = (n + Tile::records - 1) / Tile::records, t = index_t(blockIdx.x) * Tile::slices + index_t(threadIdx.x / unsigned(Tile::lanes));
+  if (t >= tiles) return;  // whole warps or blocks: no barrier is skipped
   using tile = soa_to_aos_tile<T, Tile, Masked>;
   tile::gather(lane, sm, src, first, dst, n, t);
-  __syncwarp();
+  tile_barrier<Tile>();
   tile::scatter(lane, sm, dst, n, t);
 }
 
@@ -396,16 +499,17 @@ template <class T, class Tile, bool Masked, class M>
 __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
     soa_to_aos_gated_kernel(basic_view<const T, M> src, index_t first, std::byte* dst, index_t n, path_gate gate) {
   if (!gate.open()) return;
-  __shared__ __align__(16) std::byte smem[Tile::warps][Tile::chunks * 16];
-  const int lane = int(threadIdx.x % 32);
-  std::byte* sm = smem[threadIdx.x / 32];
+  __shared__ __align__(16) std::byte smem[Tile::slices][Tile::slice_bytes];
+  const int lane = int(threadIdx.x % unsigned(Tile::lanes));  // unsigned: the compiler knows 0 <= lane < lanes
+  std::byte* sm = smem[threadIdx.x / unsigned(Tile::lanes)];
   const index_t tiles = (n + Tile::records - 1) / Tile::records;
   using tile = soa_to_aos_tile<T, Tile, Masked>;
-  for (index_t t = index_t(blockIdx.x) * Tile::warps + index_t(threadIdx.x / 32); t < tiles; t += index_t(gridDim.x) * Tile::warps) {
+  // Every thread of a tile runs the same rounds (t depends on the slice only).
+  for (index_t t = index_t(blockIdx.x) * Tile::slices + index_t(threadIdx.x / unsigned(Tile::lanes)); t < tiles; t += index_t(gridDim.x) * Tile::slices) {
     tile::gather(lane, sm, src, first, dst, n, t);
-    __syncwarp();
+    tile_barrier<Tile>();
     tile::scatter(lane, sm, dst, n, t);
-    __syncwarp();  // the slice is filled again next round
+    tile_barrier<Tile>();  // the slice is filled again next round
   }
 }
 
@@ -423,10 +527,10 @@ index_t resident_blocks(int threads) {
 /// Blocks for a warp-tiled transpose: one tile per warp.
 template <class Tile>
 int transpose_grid(index_t n) {
-  const index_t tiles = (n + Tile::records - 1) / Tile::records, blocks = (tiles + Tile::warps - 1) / Tile::warps;
+  const index_t tiles = (n + Tile::records - 1) / Tile::records, blocks = (tiles + Tile::slices - 1) / Tile::slices;
   if (blocks > index_t(0x7fffffff))
     throw size_error("strata: " + std::to_string(n) + " records need more than 2^31 - 1 blocks of " +
-                     std::to_string(Tile::warps * Tile::records) + " records each");
+                     std::to_string(Tile::slices * Tile::records) + " records each");
   return int(std::max<index_t>(blocks, 1));
 }
 #else
@@ -437,10 +541,10 @@ void emulate_warp_tiles(index_t n, Load&& load, Store&& store) {
   const index_t tiles = (n + Tile::records - 1) / Tile::records;
   STRATA_PARALLEL_FOR_IF(tiles > 4)
   for (index_t t = 0; t < tiles; ++t) {
-    thread_local std::vector<vec::word16> shared(Tile::chunks);
+    thread_local std::vector<vec::word16> shared(Tile::slice_bytes / 16);
     std::byte* sm = reinterpret_cast<std::byte*>(shared.data());
-    for (int lane = 0; lane < 32; ++lane) load(lane, sm, t);
-    for (int lane = 0; lane < 32; ++lane) store(lane, sm, t);
+    for (int lane = 0; lane < Tile::lanes; ++lane) load(lane, sm, t);
+    for (int lane = 0; lane < Tile::lanes; ++lane) store(lane, sm, t);
   }
 }
 #endif
@@ -468,10 +572,10 @@ bool needs_mask(const basic_view<T, M>& v, index_t first, index_t n) {
 }
 
 /// Stride-byte records at src -> dst records [first, first + n).
-template <class T, std::size_t Stride, class M>
+template <class T, std::size_t Stride, class M, class Tile = warp_tile<T, Stride>>
 void aos_bytes_to_soa(const std::byte* src, index_t n, const basic_view<T, M>& dst, index_t first, stream_t stream) {
   if (n == 0) return;
-  using tile = warp_tile<Stride>;
+  using tile = Tile;
   auto run = [&]<bool Masked>() {
 #if defined(STRATA_BACKEND_CUDA)
     aos_to_soa_kernel<T, tile, Masked, M><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, n, dst, first);
@@ -487,10 +591,10 @@ void aos_bytes_to_soa(const std::byte* src, index_t n, const basic_view<T, M>& d
   else run.template operator()<false>();
 }
 
-template <class T, std::size_t Stride, class M>
+template <class T, std::size_t Stride, class M, class Tile = warp_tile<T, Stride>>
 void soa_to_aos_bytes(const basic_view<const T, M>& src, index_t first, std::byte* dst, index_t n, stream_t stream, path_gate gate = {}) {
   if (n == 0) return;
-  using tile = warp_tile<Stride>;
+  using tile = Tile;
   auto run = [&]<bool Masked>() {
 #if defined(STRATA_BACKEND_CUDA)
     if (gate.far) {
