@@ -241,11 +241,22 @@ STRATA_BENCHMARK(runtime_aos_to_soa<particle>, "aos_to_soa/runtime" + n26 + "/pa
 STRATA_BENCHMARK(runtime_soa_to_aos<particle>, "soa_to_aos/runtime" + n26 + "/particle");
 STRATA_BENCHMARK(runtime_aos_to_soa<mixed_convert>, "aos_to_soa/runtime" + n26 + "/mixed");
 STRATA_BENCHMARK(runtime_soa_to_aos<mixed_convert>, "soa_to_aos/runtime" + n26 + "/mixed");
-const std::string n24 = "/" + std::to_string(records<big_record>());
-STRATA_BENCHMARK(strata_aos_to_soa<big_record>, "aos_to_soa/strata" + n24 + "/big");
-STRATA_BENCHMARK(naive_to_soa<big_record>, "aos_to_soa/naive" + n24 + "/big");
-STRATA_BENCHMARK(strata_soa_to_aos<big_record>, "soa_to_aos/strata" + n24 + "/big");
-STRATA_BENCHMARK(naive_to_aos<big_record>, "soa_to_aos/naive" + n24 + "/big");
+// strata's and the naive kernels' conversions both ways for records over 32 bytes: a 96-byte
+// record of 19 leaves, and power-of-two sizes (64 and 128 bytes), whose transpose tiles swizzle.
+template <class T>
+void register_conversions(const char* record) {
+  const std::string tail = "/" + std::to_string(records<T>()) + "/" + record;
+  strata_bench::configure(benchmark::RegisterBenchmark(("aos_to_soa/strata" + tail).c_str(), strata_aos_to_soa<T>));
+  strata_bench::configure(benchmark::RegisterBenchmark(("aos_to_soa/naive" + tail).c_str(), naive_to_soa<T>));
+  strata_bench::configure(benchmark::RegisterBenchmark(("soa_to_aos/strata" + tail).c_str(), strata_soa_to_aos<T>));
+  strata_bench::configure(benchmark::RegisterBenchmark(("soa_to_aos/naive" + tail).c_str(), naive_to_aos<T>));
+}
+const bool large_records_registered = [] {
+  register_conversions<big_record>("big");
+  register_conversions<sixteen_floats>("sixteen_floats");
+  register_conversions<padded128>("padded128");
+  return true;
+}();
 const std::string nh = "/" + std::to_string(host_records());
 STRATA_BENCHMARK(strata_host_to_soa, "host_aos_to_device_soa/strata" + nh);
 STRATA_BENCHMARK(pinned_memcpy, "host_aos_to_device_soa/pinned_memcpy" + nh);

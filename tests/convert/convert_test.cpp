@@ -19,7 +19,9 @@ using namespace strata_test;
 
 template <class T>
 class Convert : public ::testing::Test {};
-using Records = ::testing::Types<particle, with_float3, eight_floats, mixed, mixed_convert, nested_particle, cell_record, big_record>;
+// padded128: a record whose transpose tiles swizzle (see convert/transpose.hpp), with padding.
+using Records = ::testing::Types<particle, with_float3, eight_floats, mixed, mixed_convert, nested_particle, cell_record, big_record,
+                                 padded128>;
 TYPED_TEST_SUITE(Convert, Records);
 
 constexpr std::size_t guard = 64;  // poisoned bytes either side of every destination
