@@ -465,6 +465,31 @@ TEST(Lifecycle, NestedRecordsSortWhole) {
   check_gather<big_record>(std::size_t(strata::detail::gather_count_from) + 77, 24);
 }
 
+// Records whose padded size is 128 bytes: permute's and gather's transpose tiles swizzle their
+// shared memory (convert/transpose.hpp), on both the way to the padded records and back.
+static_assert(strata::detail::warp_tile<padded128, sizeof(strata::layout::aligned_record<padded128>)>::swizzle);
+TEST(Lifecycle, SwizzledTileRecordsPermuteAndGather) {
+  STRATA_SEED_TRACE();
+  for (std::size_t n : {std::size_t(1), std::size_t(63), std::size_t(5003)}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    auto ref = random_records<padded128>(n, 27);
+    std::mt19937_64 g(test_seed() ^ n);
+    std::vector<std::int32_t> perm(n);
+    std::iota(perm.begin(), perm.end(), 0);
+    std::shuffle(perm.begin(), perm.end(), g);
+    strata::soa_vector<padded128> v(ref);
+    strata::buffer pb(n * sizeof(std::int32_t), strata::memory_space::device);
+    strata::copy_bytes(pb.data(), perm.data(), pb.bytes());
+    strata::permute(v, cuda::std::span<const std::int32_t>(reinterpret_cast<const std::int32_t*>(pb.data()), n));
+    strata::synchronize(strata::stream_t{});
+    std::vector<padded128> want(n);
+    for (std::size_t i = 0; i < n; ++i) want[i] = ref[std::size_t(perm[i])];
+    ASSERT_EQ(first_difference<padded128>(v.to_host(), want), -1) << describe_difference<padded128>(v.to_host(), want);
+  }
+  check_gather<padded128>(5003, 28);
+  check_gather<padded128>(std::size_t(strata::detail::gather_count_from) + 77, 29);
+}
+
 // After a warm-up round, a step's lifecycle operations take all their scratch from the pool: no
 // cudaMalloc, no pool growth.
 TEST(Lifecycle, StreamScratchHandsBlocksOutAgainOnItsStream) {
