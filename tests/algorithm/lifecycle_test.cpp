@@ -125,24 +125,31 @@ TEST(Lifecycle, EraseIfAndCopyIfAreStableCompactions) {
   }
 }
 
+/// strata::permute by a random permutation (drawn from g) of ref's records matches std.
+template <class T>
+void check_random_permute(const std::vector<T>& ref, std::mt19937_64& g) {
+  const std::size_t n = ref.size();
+  std::vector<std::int32_t> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::shuffle(perm.begin(), perm.end(), g);
+  strata::soa_vector<T> v(ref);
+  strata::buffer pb(n * sizeof(std::int32_t), strata::memory_space::device);
+  strata::copy_bytes(pb.data(), perm.data(), pb.bytes());
+  strata::permute(v, cuda::std::span<const std::int32_t>(reinterpret_cast<const std::int32_t*>(pb.data()), n));
+  strata::synchronize(strata::stream_t{});
+  std::vector<T> want(n);
+  for (std::size_t i = 0; i < n; ++i) want[i] = ref[std::size_t(perm[i])];
+  ASSERT_EQ(first_difference<T>(v.to_host(), want), -1) << "permute: " << describe_difference<T>(v.to_host(), want);
+}
+
 TEST(Lifecycle, PermuteSortByKeyAndSortBy) {
   STRATA_SEED_TRACE();
   for (std::size_t n : lifecycle_sizes()) {
     SCOPED_TRACE("n=" + std::to_string(n));
     auto ref = random_records<mixed>(n, 5);
     std::mt19937_64 g(test_seed() ^ n);
-    // A random permutation.
-    std::vector<std::int32_t> perm(n);
-    std::iota(perm.begin(), perm.end(), 0);
-    std::shuffle(perm.begin(), perm.end(), g);
-    strata::soa_vector<mixed> v(ref);
-    strata::buffer pb(n * sizeof(std::int32_t), strata::memory_space::device);
-    strata::copy_bytes(pb.data(), perm.data(), pb.bytes());
-    strata::permute(v, cuda::std::span<const std::int32_t>(reinterpret_cast<const std::int32_t*>(pb.data()), n));
-    strata::synchronize(strata::stream_t{});
+    ASSERT_NO_FATAL_FAILURE(check_random_permute(ref, g));
     std::vector<mixed> want(n);
-    for (std::size_t i = 0; i < n; ++i) want[i] = ref[std::size_t(perm[i])];
-    ASSERT_EQ(first_difference<mixed>(v.to_host(), want), -1) << "permute: " << describe_difference<mixed>(v.to_host(), want);
 
     // sort_by_key with many equal keys: stable, keys sorted with the records.
     std::vector<std::uint32_t> keys(n);
@@ -472,19 +479,8 @@ TEST(Lifecycle, SwizzledTileRecordsPermuteAndGather) {
   STRATA_SEED_TRACE();
   for (std::size_t n : {std::size_t(1), std::size_t(63), std::size_t(5003)}) {
     SCOPED_TRACE("n=" + std::to_string(n));
-    auto ref = random_records<padded128>(n, 27);
     std::mt19937_64 g(test_seed() ^ n);
-    std::vector<std::int32_t> perm(n);
-    std::iota(perm.begin(), perm.end(), 0);
-    std::shuffle(perm.begin(), perm.end(), g);
-    strata::soa_vector<padded128> v(ref);
-    strata::buffer pb(n * sizeof(std::int32_t), strata::memory_space::device);
-    strata::copy_bytes(pb.data(), perm.data(), pb.bytes());
-    strata::permute(v, cuda::std::span<const std::int32_t>(reinterpret_cast<const std::int32_t*>(pb.data()), n));
-    strata::synchronize(strata::stream_t{});
-    std::vector<padded128> want(n);
-    for (std::size_t i = 0; i < n; ++i) want[i] = ref[std::size_t(perm[i])];
-    ASSERT_EQ(first_difference<padded128>(v.to_host(), want), -1) << describe_difference<padded128>(v.to_host(), want);
+    ASSERT_NO_FATAL_FAILURE(check_random_permute(random_records<padded128>(n, 27), g));
   }
   check_gather<padded128>(5003, 28);
   check_gather<padded128>(std::size_t(strata::detail::gather_count_from) + 77, 29);
