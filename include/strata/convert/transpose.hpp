@@ -136,9 +136,8 @@ inline constexpr bool swizzles_tiles = Stride > 32 && leaves_within_chunks<T, St
 /// The tile a transpose of T's records of Stride bytes takes. Blocks per SM the register
 /// allocation must allow (__launch_bounds__): six (80 registers) for records up to 32 bytes,
 /// measured with 24- and 28-byte records; two for larger records, whose tiles take more registers
-/// per lane, and three where the tile swizzles (records of 64, 128 ... bytes): their column
-/// phase waits on shared memory, and a third block per SM hides it (on the H200, 0.56 -> 0.75 of
-/// a copy for 64-byte records, AoS -> SoA), where it costs other large records up to a tenth.
+/// per lane; three where the tile swizzles (records of 64, 128 ... bytes), whose column phase
+/// still waits on shared memory, which a third block per SM hides better.
 template <class T, std::size_t Stride>
 using warp_tile = tile_shape<Stride, warp_tile_records<Stride>, 32, warp_tile_warps<Stride>, Stride <= 32 ? 6 : swizzles_tiles<T, Stride> ? 3 : 2,
                              swizzles_tiles<T, Stride>>;
