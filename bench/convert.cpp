@@ -242,7 +242,8 @@ STRATA_BENCHMARK(runtime_soa_to_aos<particle>, "soa_to_aos/runtime" + n26 + "/pa
 STRATA_BENCHMARK(runtime_aos_to_soa<mixed_convert>, "aos_to_soa/runtime" + n26 + "/mixed");
 STRATA_BENCHMARK(runtime_soa_to_aos<mixed_convert>, "soa_to_aos/runtime" + n26 + "/mixed");
 // strata's and the naive kernels' conversions both ways for records over 32 bytes: a 96-byte
-// record of 19 leaves, and power-of-two sizes (64 and 128 bytes), whose transpose tiles swizzle.
+// record of 19 leaves, power-of-two sizes (64 and 128 bytes), whose transpose tiles swizzle, 192
+// bytes of floats and 80 bytes of mixed leaves, whose leaves of one type share a tile's lanes.
 template <class T>
 void register_conversions(const char* record) {
   const std::string tail = "/" + std::to_string(records<T>()) + "/" + record;
@@ -255,6 +256,8 @@ const bool large_records_registered = [] {
   register_conversions<big_record>("big");
   register_conversions<sixteen_floats>("sixteen_floats");
   register_conversions<padded128>("padded128");
+  register_conversions<floats48>("floats48");
+  register_conversions<mixed80>("mixed80");
   return true;
 }();
 const std::string nh = "/" + std::to_string(host_records());

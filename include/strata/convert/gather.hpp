@@ -80,7 +80,10 @@ struct gather_tile {
       const index_t r = index_t(lane) + index_t(Tile::lanes) * k, i = t * R + r;
       if (r < R && i < n) {
         STRATA_UNROLL
-        for (int a = 0; a < accesses; ++a) std::memcpy(slice.elem(std::size_t(r), Stride, std::size_t(a) * access), &w[k][a], access);
+        for (int a = 0; a < accesses; ++a) {
+          if constexpr (access == 16) slice.store((std::size_t(r) * Stride) / 16 + std::size_t(a), w[k][a]);  // a swizzled slice permutes its words
+          else std::memcpy(slice.elem(std::size_t(r), Stride, std::size_t(a) * access), &w[k][a], access);
+        }
       }
     }
   }

@@ -36,10 +36,19 @@ struct path_gate {
   STRATA_HD bool open() const { return far == nullptr || ((*far <= limit) == direct); }
 };
 
+/// Bytes of shared memory a tile of `records` records of `stride` bytes takes: its 16-byte chunks,
+/// one more than its bytes need when the AoS side is not 16-byte aligned; a swizzled tile's are
+/// whole 128-byte rows, so a swizzled unit stays in it.
+constexpr std::size_t slice_bytes_for(std::size_t stride, index_t records, bool swizzle) {
+  const std::size_t chunks = (std::size_t(records) * stride + 15) / 16 + 1;
+  return swizzle ? (chunks + 7) / 8 * 128 : chunks * 16;
+}
+
 /// A tile: `records` records that `lanes` threads (a warp, or a whole block) move between the AoS
 /// bytes and a slice of shared memory only they touch, with coalesced 16-byte accesses; `warps`
-/// warps per block, so a block holds warps * 32 / lanes tiles.
-template <std::size_t Stride, index_t Records, int Lanes, int Warps, int MinBlocks, bool Swizzle = false>
+/// warps per block, so a block holds warps * 32 / lanes tiles. SwizzleUnit (4, 8 or 16; 0: none)
+/// and SwizzleShift name the slice's swizzle (see swizzled).
+template <std::size_t Stride, index_t Records, int Lanes, int Warps, int MinBlocks, int SwizzleUnit = 0, int SwizzleShift = 0>
 struct tile_shape {
   static constexpr std::size_t stride = Stride;
   static constexpr index_t records = Records;
@@ -48,29 +57,18 @@ struct tile_shape {
   static constexpr int threads = 32 * warps;
   static constexpr int slices = threads / lanes;  // tiles a block holds at once
   static constexpr int min_blocks = MinBlocks;
-  /// 16-byte chunks a tile can touch: one more than its bytes need when the AoS side is not
-  /// 16-byte aligned.
+  /// 16-byte chunks a tile can touch (see slice_bytes_for).
   static constexpr std::size_t chunks = (std::size_t(records) * Stride + 15) / 16 + 1;
   static constexpr int chunks_per_lane = int((chunks + lanes - 1) / lanes);
-  /// Whether the tile's slice of shared memory is swizzled (see swizzled), where the records and
-  /// the AoS pointer allow; its bytes are then whole 128-byte rows, so a swizzled chunk stays in it.
-  static constexpr bool swizzle = Swizzle;
-  static constexpr std::size_t slice_bytes = Swizzle ? (chunks + 7) / 8 * 128 : chunks * 16;
+  static constexpr int swizzle_unit = SwizzleUnit;
+  static constexpr int swizzle_shift = SwizzleShift;
+  /// Whether the tile's slice of shared memory is swizzled, where the records and the AoS pointer allow.
+  static constexpr bool swizzle = SwizzleUnit != 0;
+  static constexpr std::size_t slice_bytes = slice_bytes_for(Stride, Records, swizzle);
   static_assert(Lanes == 32 || Lanes == 32 * Warps, "a tile belongs to one warp or to the whole block");
   static_assert(Records % 16 == 0, "every column's part of a tile starts on a 16-byte boundary");
+  static_assert(SwizzleUnit == 0 || SwizzleUnit == 4 || SwizzleUnit == 8 || SwizzleUnit == 16, "a swizzle moves 4-, 8- or 16-byte units");
 };
-
-/// Records up to 32 bytes: every warp transposes its own tile of a multiple of 128 records (one
-/// 16-byte vector of a 4-byte column per lane) near 4 KiB through a slice of shared memory only it
-/// touches, so warps never wait for each other (__syncwarp, no __syncthreads); one tile per warp,
-/// a grid of all tiles, and a register bound that keeps six 128-thread blocks per SM let the GPU
-/// hold many tiles' loads in flight. Larger records: about 8 KiB of records per warp (at least 16).
-template <std::size_t Stride>
-constexpr index_t warp_tile_records = Stride <= 32 ? index_t(4096 / Stride) / 128 * 128 : std::clamp<index_t>(index_t(8192 / Stride) / 16 * 16, 16, 128);
-/// Four warps per block; fewer where tiles are so large (records past 512 bytes) that four would
-/// not fit the 48 KiB of static shared memory a block may have.
-template <std::size_t Stride>
-constexpr int warp_tile_warps = int(std::clamp<std::size_t>(32768 / (((std::size_t(warp_tile_records<Stride>) * Stride + 15) / 16 + 1) * 16), 1, 4));
 
 /// Column L of a tile of R records moves in units of whole 16-byte vectors: u records, v vectors.
 template <class T, std::size_t L, index_t R, int Lanes = 32>
@@ -92,126 +90,304 @@ constexpr int rotation_period(std::size_t u, std::size_t stride) {
 /// Which record of its unit lane `lane` handles at step j.
 STRATA_HD inline int rotated(int j, int lane, int period, int u) { return period >= 32 ? j : (j + lane / period) & (u - 1); }
 
-/// Where byte x of a tile's AoS bytes lies in its slice of shared memory: with mask 7, the 16-byte
-/// chunks of each 128-byte row trade places (chunk c goes to c ^ ((c / 8) % 8)); with mask 0 they
-/// stay. The chunks a quarter-warp copies stay in distinct banks either way.
-STRATA_HD constexpr unsigned swizzled(unsigned x, unsigned mask) { return x ^ (((x >> 7) & mask) << 4); }
-
-/// Lanes that hit one bank at once when a warp reads (or writes) a 4-byte leaf of the records of
-/// Stride bytes in a tile's shared memory: lane k takes the records of its 4-record unit, rotated
-/// as rotation_period says. Records of a power-of-two size put every lane in one or two banks
-/// (64 bytes: 16 lanes a bank); the swizzle spreads them over eight chunk positions.
-constexpr int column_conflict(std::size_t stride, unsigned mask) {
-  const int period = rotation_period(4, stride);
-  int worst = 0;
-  for (int j = 0; j < 4; ++j) {
-    int per_bank[32] = {};
-    for (int lane = 0; lane < 32; ++lane) {
-      const int jj = period >= 32 ? j : (j + lane / period) & 3;
-      const unsigned x = swizzled(unsigned((std::size_t(lane) * 4 + std::size_t(jj)) * stride), mask);
-      worst = std::max(worst, ++per_bank[(x / 4) % 32]);
-    }
-  }
-  return worst;
-}
-
-/// Whether every leaf of T lies inside one 16-byte chunk of a record that starts on a chunk: then a
-/// swizzled tile keeps each leaf whole and aligned.
-template <class T, std::size_t Stride>
-inline constexpr bool leaves_within_chunks = [] {
-  if (Stride % 16 != 0) return false;
-  bool ok = true;
-  [&]<std::size_t... L>(std::index_sequence<L...>) {
-    ((ok = ok && reflect::leaf_offset<T, L>() / 16 == (reflect::leaf_offset<T, L>() + sizeof(reflect::leaf_type_t<T, L>) - 1) / 16), ...);
-  }(std::make_index_sequence<reflect::leaf_count<T>>{});
-  return ok;
-}();
-
-/// Tiles of T swizzle where that at least halves the column accesses' bank conflicts (records of
-/// 64, 128, 192 ... bytes; not the records up to 32 bytes, whose tiles take no swizzle math), and
-/// where every leaf stays within a chunk.
-template <class T, std::size_t Stride>
-inline constexpr bool swizzles_tiles = Stride > 32 && leaves_within_chunks<T, Stride> && 2 * column_conflict(Stride, 7) <= column_conflict(Stride, 0);
-
-/// The tile a transpose of T's records of Stride bytes takes. Blocks per SM the register
-/// allocation must allow (__launch_bounds__): six (80 registers) for records up to 32 bytes,
-/// measured with 24- and 28-byte records; two for larger records, whose tiles take more registers
-/// per lane; three where the tile swizzles (records of 64, 128 ... bytes), whose column phase
-/// still waits on shared memory, which a third block per SM hides better.
-template <class T, std::size_t Stride>
-using warp_tile = tile_shape<Stride, warp_tile_records<Stride>, 32, warp_tile_warps<Stride>, Stride <= 32 ? 6 : swizzles_tiles<T, Stride> ? 3 : 2,
-                             swizzles_tiles<T, Stride>>;
-
-/// The swizzle mask for a tile of T whose AoS bytes are at `aos`: 7 where the tile swizzles and the
-/// AoS array lies on a 16-byte boundary (records start on chunks), 0 otherwise.
-template <class T, class Tile>
-STRATA_HD inline unsigned tile_swizzle(const void* aos) {
-  static_assert(!Tile::swizzle || leaves_within_chunks<T, Tile::stride>, "strata: a swizzled tile needs every leaf within a 16-byte chunk");
-  if constexpr (Tile::swizzle) return reinterpret_cast<std::uintptr_t>(aos) % 16 == 0 ? 7u : 0u;
-  else return 0u;
-}
-
-/// A tile's slice of shared memory, addressed by the tile's AoS bytes: chunk(c) is 16-byte chunk c,
-/// elem(r, off) byte off of record r (records from byte `first` of the slice). Without the swizzle
-/// the addresses are the plain sums the compiler folds into its shared-memory accesses.
-template <bool Swizzles, class B>
-struct tile_slice {
-  B* sm;
-  std::size_t first;  // byte of the slice where the tile's first record starts
-  unsigned mask;      // tile_swizzle's mask (Swizzles only)
-  STRATA_HD B* chunk(std::size_t c) const {
-    if constexpr (Swizzles) return sm + swizzled(unsigned(c * 16), mask);
-    else return sm + c * 16;
-  }
-  STRATA_HD B* elem(std::size_t r, std::size_t stride, std::size_t off) const {
-    if constexpr (Swizzles) return sm + swizzled(unsigned(first + r * stride + off), mask);
-    else return sm + first + r * stride + off;
-  }
-};
-template <class T, class Tile, class B>
-STRATA_HD tile_slice<Tile::swizzle, B> slice_of(B* sm, std::size_t first, const void* aos) {
-  return {sm, first, tile_swizzle<T, Tile>(aos)};
-}
-
-
-
-/// The leaves whose vectors a lane holds in registers at once on the SoA -> AoS side: consecutive
-/// leaves up to 16 vectors (64 registers); records with more go through several batches.
+/// The leaves of T in the groups a tile's lanes take at once in its column phase: a column of R
+/// records has R / u units, fewer than a warp has lanes once records pass 64 bytes (a 128-byte
+/// record's tile of 64 records: 16 units of a 4-byte column), so consecutive leaves of one type
+/// share the lanes, lane l taking unit l % units of leaf l / units of its group. Every lane then
+/// loads and stores, where one leaf at a time would leave half a warp or more idle.
 template <class T, index_t R, int Lanes = 32>
-struct leaf_batches {
-  static constexpr std::size_t max_words = 16;
+struct leaf_groups {
+  template <std::size_t L>
+  static constexpr std::size_t units = std::size_t(R) / column_unit<T, L, R, Lanes>::u;
   static constexpr auto bounds = [] {
     std::array<std::size_t, reflect::leaf_count<T> + 1> b{};
-    std::size_t count = 0, words = 0;
+    std::size_t count = 0;
     [&]<std::size_t... L>(std::index_sequence<L...>) {
-      auto add = [&](std::size_t leaf, std::size_t w) {
-        if (leaf == 0 || words + w > max_words) b[count++] = leaf, words = 0;
-        words += w;
-      };
-      (add(L, column_unit<T, L, R, Lanes>::words), ...);
+      constexpr std::array<std::size_t, sizeof...(L)> unit_count{units<L>...};
+      constexpr std::array<bool, sizeof...(L)> same_as_previous{(L > 0 && std::is_same_v<reflect::leaf_type_t<T, L>, reflect::leaf_type_t<T, (L > 0 ? L - 1 : 0)>>)...};
+      for (std::size_t l = 0; l < sizeof...(L); ++l) {
+        const std::size_t fit = unit_count[l] < std::size_t(Lanes) ? std::size_t(Lanes) / unit_count[l] : 1;
+        if (l == 0 || !same_as_previous[l] || l - b[count - 1] >= fit) b[count++] = l;
+      }
     }(std::make_index_sequence<reflect::leaf_count<T>>{});
     b[count] = reflect::leaf_count<T>;
     return std::pair{b, count};
   }();
   static constexpr std::size_t count = bounds.second;
   static constexpr std::size_t begin(std::size_t k) { return bounds.first[k]; }
+  static constexpr std::size_t size(std::size_t k) { return bounds.first[k + 1] - bounds.first[k]; }
+  /// Lane steps a group takes (slots lane, lane + Lanes, ...) and the registers (x4) a lane holds.
+  template <std::size_t K>
+  static constexpr int per_lane = int((size(K) * units<begin(K)> + Lanes - 1) / Lanes);
+  template <std::size_t K>
+  static constexpr std::size_t words = std::size_t(per_lane<K>) * column_unit<T, begin(K), R, Lanes>::v;
+};
+
+/// Group member m's column pointer at `row` in a view, and its byte offset in the record: the
+/// group's leaves have one type, so a select picks among them.
+template <class T, std::size_t L0, std::size_t N, class V>
+STRATA_HD auto member_ptr(const V& view, unsigned m, index_t row) {
+  auto p = view.template leaf_ptr<L0>(row);
+  [&]<std::size_t... J>(std::index_sequence<J...>) {
+    ((p = m == unsigned(J) ? view.template leaf_ptr<L0 + J>(row) : p), ...);
+  }(std::make_index_sequence<N>{});
+  return p;
+}
+template <class T, std::size_t L0, std::size_t N>
+STRATA_HD constexpr std::size_t member_offset(unsigned m) {
+  constexpr std::size_t o0 = reflect::leaf_offset<T, L0>();
+  constexpr std::size_t step = N > 1 ? reflect::leaf_offset<T, L0 + (N > 1 ? 1 : 0)>() - o0 : 0;
+  constexpr bool even = [] {
+    bool e = true;
+    [&]<std::size_t... J>(std::index_sequence<J...>) { ((e = e && reflect::leaf_offset<T, L0 + J>() == o0 + J * step), ...); }(std::make_index_sequence<N>{});
+    return e;
+  }();
+  if constexpr (even) {
+    return o0 + std::size_t(m) * step;  // an array's elements
+  } else {
+    std::size_t off = o0;
+    [&]<std::size_t... J>(std::index_sequence<J...>) { ((off = m == unsigned(J) ? reflect::leaf_offset<T, L0 + J>() : off), ...); }(std::make_index_sequence<N>{});
+    return off;
+  }
+}
+
+/// Records up to 32 bytes: every warp transposes its own tile of a multiple of 128 records (one
+/// 16-byte vector of a 4-byte column per lane) near 4 KiB through a slice of shared memory only it
+/// touches, so warps never wait for each other (__syncwarp, no __syncthreads); one tile per warp,
+/// a grid of all tiles, and a register bound that keeps six 128-thread blocks per SM let the GPU
+/// hold many tiles' loads in flight. Larger records: about 8 KiB of records per warp (at least 16);
+/// warp_tile (below) takes the count that keeps the most lanes busy for a given record type.
+template <std::size_t Stride>
+constexpr index_t warp_tile_records = Stride <= 32 ? index_t(4096 / Stride) / 128 * 128 : std::clamp<index_t>(index_t(8192 / Stride) / 16 * 16, 16, 128);
+/// Warps per block: four, fewer where a tile is so large that four would not fit the 48 KiB of
+/// static shared memory a block may have (44 KiB of tiles).
+template <std::size_t SliceBytes>
+constexpr int warp_tile_warps = int(std::clamp<std::size_t>(45056 / SliceBytes, 1, 4));
+
+/// Where byte x of a tile's slice of shared memory lies once swizzled: within each 128-byte row y
+/// of the slice, the Unit-byte units trade places, unit i going to i ^ ((y >> Shift) & mask)
+/// (mask below 128 / Unit; 0: no swizzle). A column's accesses, records a power of two or an odd
+/// multiple of 16 bytes apart, then spread over the banks. The units of a 16-byte chunk stay
+/// together in one chunk (their order within it permuted, see tile_slice), so the AoS side still
+/// moves whole 16-byte vectors, and a quarter-warp's chunks stay in distinct banks.
+template <int Unit, int Shift>
+STRATA_HD constexpr unsigned swizzled(unsigned x, unsigned mask) {
+  constexpr unsigned lg = Unit == 4 ? 2 : Unit == 8 ? 3 : 4;
+  return x ^ ((((x >> 7) >> Shift) & mask) << lg);
+}
+
+/// The unit a swizzle of T's records of Stride bytes may move: the smallest of 4, 8 and 16 bytes
+/// that divides Stride and holds each leaf within one unit; 0 where none does (a leaf that
+/// crosses a 16-byte boundary, or a stride that is not a multiple of 4).
+template <class T, std::size_t Stride>
+inline constexpr int swizzle_unit_for = [] {
+  for (int unit : {4, 8, 16}) {
+    if (Stride % std::size_t(unit) != 0) continue;
+    bool ok = true;
+    [&]<std::size_t... L>(std::index_sequence<L...>) {
+      ((ok = ok && reflect::leaf_offset<T, L>() / unit == (reflect::leaf_offset<T, L>() + sizeof(reflect::leaf_type_t<T, L>) - 1) / unit), ...);
+    }(std::make_index_sequence<reflect::leaf_count<T>>{});
+    if (ok) return unit;
+  }
+  return 0;
+}();
+
+/// Shared-memory wavefronts of a tile's column phase: every leaf group's accesses as the kernels
+/// make them (slot s of a group: unit s % units of its leaf s / units, records rotated as
+/// rotation_period says), each access counted as the most words any one bank serves, with the
+/// swizzle (Unit, Shift) or none (Unit 0).
+template <class T, std::size_t Stride, index_t R>
+constexpr long column_wavefronts(int unit, int shift) {
+  using groups = leaf_groups<T, R, 32>;
+  long total = 0;
+  const unsigned lg = unit == 4 ? 2 : unit == 8 ? 3 : 4, mask = unit == 0 ? 0u : 128u / unsigned(unit) - 1;
+  [&]<std::size_t... K>(std::index_sequence<K...>) {
+    auto group = [&]<std::size_t G>(std::integral_constant<std::size_t, G>) {
+      constexpr std::size_t L0 = groups::begin(G), N = groups::size(G), size = sizeof(reflect::leaf_type_t<T, L0>);
+      constexpr std::size_t u = column_unit<T, L0, R, 32>::u, units = groups::template units<L0>;
+      const int period = rotation_period(u, Stride);
+      for (int q = 0; q < groups::template per_lane<G>; ++q)
+        for (int j = 0; j < int(u); ++j) {
+          int per_bank[32] = {}, worst = 0;
+          for (std::size_t lane = 0; lane < 32; ++lane) {
+            const std::size_t slot = lane + 32 * std::size_t(q), m = slot / units, k = slot % units;
+            if (m >= N) break;
+            const int jj = period >= 32 ? j : (j + int(k % 32) / period) & (int(u) - 1);
+            const unsigned x0 = unsigned((k * u + std::size_t(jj)) * Stride + member_offset<T, L0, N>(unsigned(m)));
+            const unsigned x = x0 ^ ((((x0 >> 7) >> shift) & mask) << lg);
+            for (unsigned w = x / 4; w <= (x + unsigned(size) - 1) / 4; ++w) worst = std::max(worst, ++per_bank[w % 32]);
+          }
+          total += worst;
+        }
+    };
+    (group(std::integral_constant<std::size_t, K>{}), ...);
+  }(std::make_index_sequence<groups::count>{});
+  return total;
+}
+
+/// The swizzle a tile of R records of T takes: {unit, shift}, the one with the fewest column
+/// wavefronts among the units T allows and shifts 0-3, where it cuts the unswizzled count at
+/// least fourfold; otherwise, and for records up to 32 bytes (their tiles take no swizzle math),
+/// {0, 0}. 4-byte units (a word permutation of every 16-byte chunk on the AoS side, in registers)
+/// are taken only where they halve what 8- or 16-byte units give. Measured on the H200 (records
+/// of 36-256 bytes, both directions): smaller cuts did not pay for the swizzle's work.
+template <class T, std::size_t Stride, index_t R>
+inline constexpr std::pair<int, int> tile_swizzle_choice = [] {
+  std::pair<int, int> none_taken{0, 0};
+  if (Stride <= 32 || swizzle_unit_for<T, Stride> == 0) return none_taken;
+  auto best_of = [](int unit) {
+    std::pair<long, int> b{-1, 0};
+    if (unit < swizzle_unit_for<T, Stride> || Stride % std::size_t(unit) != 0) return b;
+    for (int shift = 0; shift < 4; ++shift) {
+      const long w = column_wavefronts<T, Stride, R>(unit, shift);
+      if (b.first < 0 || w < b.first) b = {w, shift};
+    }
+    return b;
+  };
+  const auto b16 = best_of(16), b8 = best_of(8), b4 = best_of(4);
+  std::pair<long, int> best = b16;
+  int unit = 16;
+  if (b8.first >= 0 && (best.first < 0 || b8.first < best.first)) best = b8, unit = 8;
+  if (b4.first >= 0 && (best.first < 0 || 2 * b4.first <= best.first)) best = b4, unit = 4;
+  if (best.first < 0 || 4 * best.first > column_wavefronts<T, Stride, R>(0, 0)) return none_taken;
+  return std::pair<int, int>{unit, best.second};
+}();
+
+/// Records per tile for T's records of Stride bytes: up to 32 bytes, warp_tile_records; above, the
+/// multiple of 16 up to 128 records and 8 KiB whose column phase keeps the largest share of the
+/// warp's lanes busy (leaf_groups; ties: the larger tile). A 96-byte record's 80-record tile left
+/// 12 of 32 lanes idle at each 4-byte column, its 64-record tile none (measured on the H200:
+/// 0.73 -> 0.96 of a copy to SoA; 12 KiB tiles, which hold more registers, ran slower than 6 KiB).
+template <class T, std::size_t Stride>
+inline constexpr index_t tile_records = [] {
+  if constexpr (Stride <= 32) {
+    return warp_tile_records<Stride>;
+  } else {
+    index_t best = 16;
+    double best_use = -1;
+    [&]<index_t... I>(std::integer_sequence<index_t, I...>) {
+      auto consider = [&]<index_t Rc>(std::integral_constant<index_t, Rc>) {
+        if constexpr (Rc * index_t(Stride) <= 8192 || Rc == 16) {
+          using g = leaf_groups<T, Rc, 32>;
+          double busy = 0, slots = 0;
+          [&]<std::size_t... K>(std::index_sequence<K...>) {
+            ((busy += double(g::size(K) * g::template units<g::begin(K)>), slots += double(32 * g::template per_lane<K>)), ...);
+          }(std::make_index_sequence<g::count>{});
+          const double use = busy / slots;
+          if (use >= best_use) best_use = use, best = Rc;
+        }
+      };
+      (consider(std::integral_constant<index_t, 16 * (I + 1)>{}), ...);
+    }(std::make_integer_sequence<index_t, 8>{});
+    return best;
+  }
+}();
+
+/// The tile a transpose of T's records of Stride bytes takes. Blocks per SM the register
+/// allocation must allow (__launch_bounds__): six (80 registers) for records up to 32 bytes,
+/// measured with 24- and 28-byte records; two for larger records, whose tiles take more registers
+/// per lane; three where the tile swizzles, whose column phase still waits on shared memory, which
+/// a third block per SM hides better.
+template <class T, std::size_t Stride, index_t R = tile_records<T, Stride>, int Unit = tile_swizzle_choice<T, Stride, R>.first>
+using warp_tile = tile_shape<Stride, R, 32, warp_tile_warps<slice_bytes_for(Stride, R, Unit != 0)>, Stride <= 32 ? 6 : Unit != 0 ? 3 : 2, Unit,
+                             tile_swizzle_choice<T, Stride, R>.second>;
+
+/// The swizzle mask for a tile of T whose AoS bytes are at `aos`: every unit bit where the tile
+/// swizzles and the AoS array lies on a unit boundary (so its records' leaves stay within units),
+/// 0 otherwise.
+template <class T, class Tile>
+STRATA_HD inline unsigned tile_swizzle(const void* aos) {
+  if constexpr (Tile::swizzle) {
+    static_assert(Tile::swizzle_unit >= swizzle_unit_for<T, Tile::stride> && swizzle_unit_for<T, Tile::stride> != 0,
+                  "strata: a swizzled tile needs every leaf within one of its units");
+    return reinterpret_cast<std::uintptr_t>(aos) % unsigned(Tile::swizzle_unit) == 0 ? 128u / unsigned(Tile::swizzle_unit) - 1 : 0u;
+  } else {
+    return 0u;
+  }
+}
+
+/// A tile's slice of shared memory, addressed by the tile's AoS bytes: load/store move 16-byte
+/// chunk c, byte(c, i) is byte i of chunk c, elem(r, off) byte off of record r (records from byte
+/// `first` of the slice). Without the swizzle the addresses are the plain sums the compiler folds
+/// into its shared-memory accesses. With units under 16 bytes, a chunk's words sit in its slot in
+/// an order permuted by an exclusive-or of the word index (p = the unit bits of the row's swizzle
+/// that fall inside the chunk), which its load and store undo and apply in registers.
+template <class Tile, class B>
+struct tile_slice {
+  B* sm;
+  std::size_t first;  // byte of the slice where the tile's first record starts
+  unsigned mask;      // tile_swizzle's mask (swizzled tiles only)
+  static constexpr int unit = Tile::swizzle_unit, shift = Tile::swizzle_shift;
+
+  STRATA_HD unsigned at(std::size_t x) const {
+    if constexpr (Tile::swizzle) return swizzled<unit, shift>(unsigned(x), mask);
+    else return unsigned(x);
+  }
+  STRATA_HD B* byte(std::size_t c, std::size_t i) const { return sm + at(c * 16 + i); }
+  STRATA_HD B* elem(std::size_t r, std::size_t stride, std::size_t off) const { return sm + at(first + r * stride + off); }
+  STRATA_HD void store(std::size_t c, vec::word16 w) const {
+    const unsigned x = at(c * 16);
+    if constexpr (Tile::swizzle && unit < 16) w = permute_words(w, (x / 4) % 4);
+    vec::store_local(sm + (x & ~15u), w);
+  }
+  STRATA_HD vec::word16 load(std::size_t c) const {
+    const unsigned x = at(c * 16);
+    vec::word16 w = vec::load_local(sm + (x & ~15u));
+    if constexpr (Tile::swizzle && unit < 16) w = permute_words(w, (x / 4) % 4);
+    return w;
+  }
+
+ private:
+  /// Word i of the result is word i ^ p of w (an involution: the same call undoes it).
+  STRATA_HD static vec::word16 permute_words(vec::word16 w, unsigned p) {
+    if (p & 1u) w = vec::word16{w.y, w.x, w.w, w.z};
+    if (p & 2u) w = vec::word16{w.z, w.w, w.x, w.y};
+    return w;
+  }
+};
+template <class T, class Tile, class B>
+STRATA_HD tile_slice<Tile, B> slice_of(B* sm, std::size_t first, const void* aos) {
+  return {sm, first, tile_swizzle<T, Tile>(aos)};
+}
+
+/// The leaf groups whose vectors a lane holds in registers at once on the SoA -> AoS side:
+/// consecutive groups up to 16 vectors (64 registers); records with more go through several batches.
+template <class T, index_t R, int Lanes = 32>
+struct leaf_batches {
+  using groups = leaf_groups<T, R, Lanes>;
+  static constexpr std::size_t max_words = 16;
+  static constexpr auto bounds = [] {
+    std::array<std::size_t, groups::count + 1> b{};
+    std::size_t count = 0, words = 0;
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      auto add = [&](std::size_t group, std::size_t w) {
+        if (group == 0 || words + w > max_words) b[count++] = group, words = 0;
+        words += w;
+      };
+      (add(K, groups::template words<K>), ...);
+    }(std::make_index_sequence<groups::count>{});
+    b[count] = groups::count;
+    return std::pair{b, count};
+  }();
+  static constexpr std::size_t count = bounds.second;
+  static constexpr std::size_t begin(std::size_t k) { return bounds.first[k]; }
   static constexpr std::size_t end(std::size_t k) { return bounds.first[k + 1]; }
-  /// Word offset of leaf L inside its batch's registers, and the batch's register count.
-  template <std::size_t L>
+  /// Word offset of group G inside its batch's registers, and the batch's register count.
+  template <std::size_t G>
   static constexpr std::size_t word_offset() {
     std::size_t k = 0;
-    while (end(k) <= L) ++k;
+    while (end(k) <= G) ++k;
     std::size_t off = 0;
     [&]<std::size_t... J>(std::index_sequence<J...>) {
-      ((off += (J >= begin(k) && J < L) ? column_unit<T, J, R, Lanes>::words : 0), ...);
-    }(std::make_index_sequence<reflect::leaf_count<T>>{});
+      ((off += (J >= begin(k) && J < G) ? groups::template words<J> : 0), ...);
+    }(std::make_index_sequence<groups::count>{});
     return off;
   }
   static constexpr std::size_t words(std::size_t k) {
     std::size_t w = 0;
     [&]<std::size_t... J>(std::index_sequence<J...>) {
-      ((w += (J >= begin(k) && J < end(k)) ? column_unit<T, J, R, Lanes>::words : 0), ...);
-    }(std::make_index_sequence<reflect::leaf_count<T>>{});
+      ((w += (J >= begin(k) && J < end(k)) ? groups::template words<J> : 0), ...);
+    }(std::make_index_sequence<groups::count>{});
     return w;
   }
 };
@@ -276,10 +452,10 @@ struct aos_to_soa_tile {
       const std::uintptr_t a = s.w0 + c * 16;
       if (c >= s.chunks) break;
       if (whole(a)) {
-        vec::store_local(slice.chunk(c), w[j]);
+        slice.store(c, w[j]);
       } else {
         const std::uintptr_t lo = std::max(a, s.gbegin), hi = std::min(a + 16, s.gend);
-        for (std::uintptr_t b = lo; b < hi; ++b) slice.chunk(c)[b - a] = src[b - abegin];
+        for (std::uintptr_t b = lo; b < hi; ++b) *slice.byte(c, b - a) = src[b - abegin];
       }
     }
   }
@@ -290,50 +466,62 @@ struct aos_to_soa_tile {
                               index_t first, index_t t) {
     const tile_span s = tile_span::of<Stride, R>(reinterpret_cast<std::uintptr_t>(src), n, t);
     const auto slice = slice_of<T, Tile>(sm, s.gbegin - s.w0, src);
-    reflect::for_each_leaf<T>([&](auto f) {
-      constexpr std::size_t L = decltype(f)::value;
-      using cu = column_unit<T, L, R, Tile::lanes>;
-      using F = typename cu::leaf;
-      constexpr std::size_t off = reflect::leaf_offset<T, L>();
-      STRATA_UNROLL
-      for (int q = 0; q < cu::per_lane; ++q) {
-        const index_t r0 = index_t(lane + Tile::lanes * q) * index_t(cu::u);
-        const index_t row = first + t * R + r0;
-        if constexpr (Masked) {
-          if (r0 < s.count && row + index_t(cu::u) > dst.capacity()) {
-            // A unit the destination does not wholly own: its records, one by one.
-            for (int j = 0; j < int(cu::u) && r0 + j < s.count; ++j) {
-              F value;
-              std::memcpy(static_cast<void*>(&value), slice.elem(std::size_t(r0 + j), Stride, off), sizeof(F));
-              *dst.template leaf_ptr<L>(row + j) = value;
-            }
-            break;
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      (store_group<K>(lane, slice, s, dst, first, t), ...);
+    }(std::make_index_sequence<groups::count>{});
+  }
+
+ private:
+  using groups = leaf_groups<T, R, Tile::lanes>;
+
+  /// Group K's units: slot lane + lanes * q is unit slot % units of the group's leaf slot / units.
+  template <std::size_t K, class Slice, class M>
+  STRATA_HD static void store_group(int lane, const Slice& slice, const tile_span& s, const basic_view<T, M>& dst, index_t first, index_t t) {
+    constexpr std::size_t L0 = groups::begin(K), N = groups::size(K);
+    using cu = column_unit<T, L0, R, Tile::lanes>;
+    using F = typename cu::leaf;
+    constexpr unsigned units = unsigned(groups::template units<L0>);
+    STRATA_UNROLL
+    for (int q = 0; q < groups::template per_lane<K>; ++q) {
+      const unsigned slot = unsigned(lane) + unsigned(Tile::lanes) * unsigned(q), m = slot / units, k = slot % units;
+      if (m >= unsigned(N)) break;
+      const std::size_t off = member_offset<T, L0, N>(m);
+      const index_t r0 = index_t(k) * index_t(cu::u);
+      const index_t row = first + t * R + r0;
+      if constexpr (Masked) {
+        if (r0 < s.count && row + index_t(cu::u) > dst.capacity()) {
+          // A unit the destination does not wholly own: its records, one by one.
+          for (int j = 0; j < int(cu::u) && r0 + j < s.count; ++j) {
+            F value;
+            std::memcpy(static_cast<void*>(&value), slice.elem(std::size_t(r0 + j), Stride, off), sizeof(F));
+            *member_ptr<T, L0, N>(dst, m, row + j) = value;
           }
+          continue;
         }
-        if (r0 >= s.count || row + index_t(cu::u) > dst.capacity()) break;  // capacity: whole units in containers
-        constexpr int period = rotation_period(cu::u, Stride);
-        F lanes[cu::u];
-        STRATA_UNROLL
-        for (int j = 0; j < int(cu::u); ++j) {
-          const int jj = rotated(j, lane, period, int(cu::u));
-          F value;
-          if (r0 + jj < s.count) value = *reinterpret_cast<const F*>(slice.elem(std::size_t(r0 + jj), Stride, off));
-          else std::memset(static_cast<void*>(&value), 0, sizeof(F));  // padding lanes past the last record stay zero
-          if constexpr (period >= 32) {
-            lanes[j] = value;
-          } else {
-            STRATA_UNROLL
-            for (int q2 = 0; q2 < int(cu::u); ++q2)
-              if (q2 == jj) lanes[q2] = value;  // selects: the array stays in registers
-          }
-        }
-        vec::word16 words[cu::v];
-        std::memcpy(words, lanes, sizeof lanes);
-        auto* col = reinterpret_cast<std::byte*>(dst.template leaf_ptr<L>(row));
-        STRATA_UNROLL
-        for (std::size_t j = 0; j < cu::v; ++j) vec::store<16>(col + j * 16, words[j]);
       }
-    });
+      if (r0 >= s.count || row + index_t(cu::u) > dst.capacity()) continue;  // capacity: whole units in containers
+      constexpr int period = rotation_period(cu::u, Stride);
+      F lanes[cu::u];
+      STRATA_UNROLL
+      for (int j = 0; j < int(cu::u); ++j) {
+        const int jj = rotated(j, int(k % 32u), period, int(cu::u));
+        F value;
+        if (r0 + jj < s.count) value = *reinterpret_cast<const F*>(slice.elem(std::size_t(r0 + jj), Stride, off));
+        else std::memset(static_cast<void*>(&value), 0, sizeof(F));  // padding lanes past the last record stay zero
+        if constexpr (period >= 32) {
+          lanes[j] = value;
+        } else {
+          STRATA_UNROLL
+          for (int q2 = 0; q2 < int(cu::u); ++q2)
+            if (q2 == jj) lanes[q2] = value;  // selects: the array stays in registers
+        }
+      }
+      vec::word16 words[cu::v];
+      std::memcpy(words, lanes, sizeof lanes);
+      auto* col = reinterpret_cast<std::byte*>(member_ptr<T, L0, N>(dst, m, row));
+      STRATA_UNROLL
+      for (std::size_t j = 0; j < cu::v; ++j) vec::store<16>(col + j * 16, words[j]);
+    }
   }
 };
 
@@ -345,6 +533,7 @@ struct soa_to_aos_tile {
   static constexpr std::size_t Stride = Tile::stride;
   static constexpr index_t R = Tile::records;
   using batches = leaf_batches<T, R, Tile::lanes>;
+  using groups = typename batches::groups;
 
   /// Lane `lane`'s units of every column of tile t -> the warp's shared memory, batch by batch:
   /// a batch's vectors are all loaded into registers before any is used.
@@ -369,10 +558,10 @@ struct soa_to_aos_tile {
     for (std::size_t c = std::size_t(lane); c < s.chunks; c += std::size_t(Tile::lanes)) {
       const std::uintptr_t a = s.w0 + c * 16;
       if (a >= s.gbegin && a + 16 <= s.gend) {
-        vec::store<16>(dst + (a - abegin), vec::load_local(slice.chunk(c)));
+        vec::store<16>(dst + (a - abegin), slice.load(c));
       } else {
         const std::uintptr_t lo = std::max(a, s.gbegin), hi = std::min(a + 16, s.gend);
-        for (std::uintptr_t b = lo; b < hi; ++b) dst[b - abegin] = slice.chunk(c)[b - a];
+        for (std::uintptr_t b = lo; b < hi; ++b) dst[b - abegin] = *slice.byte(c, b - a);
       }
     }
   }
@@ -383,7 +572,7 @@ struct soa_to_aos_tile {
                                      index_t t, const tile_span& s) {
     vec::word16 w[batches::words(K)];
     [&]<std::size_t... J>(std::index_sequence<J...>) {
-      (load_leaf<batches::begin(K) + J>(lane, w, src, first, count, t), ...);
+      (load_group<batches::begin(K) + J>(lane, w, src, first, count, t), ...);
     }(std::make_index_sequence<batches::end(K) - batches::begin(K)>{});
     if constexpr (K == 0 && layout::record_descriptor<T>::packed_size < Stride) {
       // Padding bytes (between leaves, after the last, and up to Stride) are written as zeros;
@@ -394,51 +583,62 @@ struct soa_to_aos_tile {
         }(std::make_index_sequence<Stride>{});
     }
     [&]<std::size_t... J>(std::index_sequence<J...>) {
-      (write_leaf<batches::begin(K) + J>(lane, w, slice, first + t * R, src.capacity(), s), ...);
+      (write_group<batches::begin(K) + J>(lane, w, slice, first + t * R, src.capacity(), s), ...);
     }(std::make_index_sequence<batches::end(K) - batches::begin(K)>{});
   }
 
-  template <std::size_t L, std::size_t W, class M>
-  STRATA_HD static void load_leaf(int lane, vec::word16 (&w)[W], const basic_view<const T, M>& src, index_t first, index_t count,
-                                  index_t t) {
-    using cu = column_unit<T, L, R, Tile::lanes>;
-    constexpr std::size_t base = batches::template word_offset<L>();
+  /// Group G's units (see leaf_groups) -> the batch's registers.
+  template <std::size_t G, std::size_t W, class M>
+  STRATA_HD static void load_group(int lane, vec::word16 (&w)[W], const basic_view<const T, M>& src, index_t first, index_t count,
+                                   index_t t) {
+    constexpr std::size_t L0 = groups::begin(G), N = groups::size(G);
+    using cu = column_unit<T, L0, R, Tile::lanes>;
+    constexpr unsigned units = unsigned(groups::template units<L0>);
+    constexpr std::size_t base = batches::template word_offset<G>();
     STRATA_UNROLL
-    for (int q = 0; q < cu::per_lane; ++q) {
-      const index_t r0 = index_t(lane + Tile::lanes * q) * index_t(cu::u);
+    for (int q = 0; q < groups::template per_lane<G>; ++q) {
+      const unsigned slot = unsigned(lane) + unsigned(Tile::lanes) * unsigned(q), m = slot / units, k = slot % units;
+      if (m >= unsigned(N)) break;
+      const index_t r0 = index_t(k) * index_t(cu::u);
       const index_t row = first + t * R + r0;
       if constexpr (Masked) {
         if (r0 < count && row + index_t(cu::u) > src.capacity()) {
           // A unit the source does not wholly own: its records, one by one.
           typename cu::leaf e[cu::u]{};
-          for (int j = 0; j < int(cu::u) && r0 + j < count; ++j) e[j] = *src.template leaf_ptr<L>(row + j);
+          for (int j = 0; j < int(cu::u) && r0 + j < count; ++j) e[j] = *member_ptr<T, L0, N>(src, m, row + j);
           std::memcpy(&w[base + q * cu::v], e, sizeof e);
-          break;
+          continue;
         }
       }
-      if (r0 >= count || row + index_t(cu::u) > src.capacity()) break;
-      auto* col = reinterpret_cast<const std::byte*>(src.template leaf_ptr<L>(row));
+      if (r0 >= count || row + index_t(cu::u) > src.capacity()) continue;
+      auto* col = reinterpret_cast<const std::byte*>(member_ptr<T, L0, N>(src, m, row));
       STRATA_UNROLL
       for (std::size_t j = 0; j < cu::v; ++j) w[base + q * cu::v + j] = vec::load<16>(col + j * 16);
     }
   }
 
-  template <std::size_t L, std::size_t W, class Slice>
-  STRATA_HD static void write_leaf(int lane, const vec::word16 (&w)[W], const Slice& slice, index_t tile_first, index_t capacity,
-                                   const tile_span& s) {
-    using cu = column_unit<T, L, R, Tile::lanes>;
+  /// The batch's registers of group G -> the records' bytes in shared memory.
+  template <std::size_t G, std::size_t W, class Slice>
+  STRATA_HD static void write_group(int lane, const vec::word16 (&w)[W], const Slice& slice, index_t tile_first, index_t capacity,
+                                    const tile_span& s) {
+    constexpr std::size_t L0 = groups::begin(G), N = groups::size(G);
+    using cu = column_unit<T, L0, R, Tile::lanes>;
     using F = typename cu::leaf;
-    constexpr std::size_t base = batches::template word_offset<L>(), off = reflect::leaf_offset<T, L>();
+    constexpr unsigned units = unsigned(groups::template units<L0>);
+    constexpr std::size_t base = batches::template word_offset<G>();
     STRATA_UNROLL
-    for (int q = 0; q < cu::per_lane; ++q) {
-      const index_t r0 = index_t(lane + Tile::lanes * q) * index_t(cu::u);
-      if (r0 >= s.count || (!Masked && tile_first + r0 + index_t(cu::u) > capacity)) break;
+    for (int q = 0; q < groups::template per_lane<G>; ++q) {
+      const unsigned slot = unsigned(lane) + unsigned(Tile::lanes) * unsigned(q), m = slot / units, k = slot % units;
+      if (m >= unsigned(N)) break;
+      const index_t r0 = index_t(k) * index_t(cu::u);
+      if (r0 >= s.count || (!Masked && tile_first + r0 + index_t(cu::u) > capacity)) continue;
+      const std::size_t off = member_offset<T, L0, N>(m);
       constexpr int period = rotation_period(cu::u, Stride);
       F lanes[cu::u];
       std::memcpy(static_cast<void*>(lanes), &w[base + q * cu::v], sizeof lanes);
       STRATA_UNROLL
       for (int j = 0; j < int(cu::u); ++j) {
-        const int jj = rotated(j, lane, period, int(cu::u));
+        const int jj = rotated(j, int(k % 32u), period, int(cu::u));
         F value = lanes[j];
         if constexpr (period < 32) {
           STRATA_UNROLL
