@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Summarize run.sh's strata_bench JSONs (old-1/2, new-1/2): per row the median aggregate of each
-run, the mean of the two runs, GB/s and x cudaMemcpy D2D of the same run. Prints a markdown table."""
+run, the mean of the two runs, GB/s and x cudaMemcpy D2D of the same run. Prints a markdown table. An argument names another directory of such JSONs."""
 import json, os, re, sys
 
-here = os.path.dirname(os.path.abspath(__file__))
+here = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))  # or another call's directory
 
 def rows(path):
     d = json.load(open(path))
