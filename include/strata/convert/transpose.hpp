@@ -195,9 +195,10 @@ inline constexpr int swizzle_unit_for = [] {
 /// Shared-memory wavefronts of a tile's column phase: every leaf group's accesses as the kernels
 /// make them (slot s of a group: unit s % units of its leaf s / units, records rotated as
 /// rotation_period says), each access counted as the most words any one bank serves, with the
-/// swizzle (Unit, Shift) or none (Unit 0).
+/// swizzle (Unit, Shift) or none (Unit 0). Bound: the count no swizzle can beat, each access's words
+/// spread evenly over the 32 banks.
 template <class T, std::size_t Stride, index_t R>
-constexpr long column_wavefronts(int unit, int shift) {
+constexpr long column_wavefronts(int unit, int shift, bool bound = false) {
   using groups = leaf_groups<T, R, 32>;
   long total = 0;
   const unsigned lg = unit == 4 ? 2 : unit == 8 ? 3 : 4, mask = unit == 0 ? 0u : 128u / unsigned(unit) - 1;
@@ -209,6 +210,11 @@ constexpr long column_wavefronts(int unit, int shift) {
       for (int q = 0; q < groups::template per_lane<G>; ++q)
         for (int j = 0; j < int(u); ++j) {
           int per_bank[32] = {}, worst = 0;
+          if (bound) {
+            const std::size_t lanes = std::min<std::size_t>(32, N * units - std::min(N * units, 32 * std::size_t(q)));
+            total += long((lanes * ((size + 3) / 4) + 31) / 32);
+            continue;
+          }
           for (std::size_t lane = 0; lane < 32; ++lane) {
             const std::size_t slot = lane + 32 * std::size_t(q), m = slot / units, k = slot % units;
             if (m >= N) break;
@@ -235,6 +241,8 @@ template <class T, std::size_t Stride, index_t R>
 inline constexpr std::pair<int, int> tile_swizzle_choice = [] {
   std::pair<int, int> none_taken{0, 0};
   if (Stride <= 32 || swizzle_unit_for<T, Stride> == 0) return none_taken;
+  const long none = column_wavefronts<T, Stride, R>(0, 0);
+  if (4 * column_wavefronts<T, Stride, R>(0, 0, true) > none) return none_taken;  // no swizzle could cut fourfold
   auto best_of = [](int unit) {
     std::pair<long, int> b{-1, 0};
     if (unit < swizzle_unit_for<T, Stride> || Stride % std::size_t(unit) != 0) return b;
@@ -249,7 +257,7 @@ inline constexpr std::pair<int, int> tile_swizzle_choice = [] {
   int unit = 16;
   if (b8.first >= 0 && (best.first < 0 || b8.first < best.first)) best = b8, unit = 8;
   if (b4.first >= 0 && (best.first < 0 || 2 * b4.first <= best.first)) best = b4, unit = 4;
-  if (best.first < 0 || 4 * best.first > column_wavefronts<T, Stride, R>(0, 0)) return none_taken;
+  if (best.first < 0 || 4 * best.first > none) return none_taken;
   return std::pair<int, int>{unit, best.second};
 }();
 
