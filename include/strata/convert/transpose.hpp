@@ -125,7 +125,7 @@ struct leaf_groups {
 
 /// Group member m's column pointer at `row` in a view, and its byte offset in the record: the
 /// group's leaves have one type, so a select picks among them.
-template <class T, std::size_t L0, std::size_t N, class V>
+template <std::size_t L0, std::size_t N, class V>
 STRATA_HD auto member_ptr(const V& view, unsigned m, index_t row) {
   auto p = view.template leaf_ptr<L0>(row);
   [&]<std::size_t... J>(std::index_sequence<J...>) {
@@ -502,7 +502,7 @@ struct aos_to_soa_tile {
           for (int j = 0; j < int(cu::u) && r0 + j < s.count; ++j) {
             F value;
             std::memcpy(static_cast<void*>(&value), slice.elem(std::size_t(r0 + j), Stride, off), sizeof(F));
-            *member_ptr<T, L0, N>(dst, m, row + j) = value;
+            *member_ptr<L0, N>(dst, m, row + j) = value;
           }
           continue;
         }
@@ -526,7 +526,7 @@ struct aos_to_soa_tile {
       }
       vec::word16 words[cu::v];
       std::memcpy(words, lanes, sizeof lanes);
-      auto* col = reinterpret_cast<std::byte*>(member_ptr<T, L0, N>(dst, m, row));
+      auto* col = reinterpret_cast<std::byte*>(member_ptr<L0, N>(dst, m, row));
       STRATA_UNROLL
       for (std::size_t j = 0; j < cu::v; ++j) vec::store<16>(col + j * 16, words[j]);
     }
@@ -613,13 +613,13 @@ struct soa_to_aos_tile {
         if (r0 < count && row + index_t(cu::u) > src.capacity()) {
           // A unit the source does not wholly own: its records, one by one.
           typename cu::leaf e[cu::u]{};
-          for (int j = 0; j < int(cu::u) && r0 + j < count; ++j) e[j] = *member_ptr<T, L0, N>(src, m, row + j);
+          for (int j = 0; j < int(cu::u) && r0 + j < count; ++j) e[j] = *member_ptr<L0, N>(src, m, row + j);
           std::memcpy(&w[base + q * cu::v], e, sizeof e);
           continue;
         }
       }
       if (r0 >= count || row + index_t(cu::u) > src.capacity()) continue;
-      auto* col = reinterpret_cast<const std::byte*>(member_ptr<T, L0, N>(src, m, row));
+      auto* col = reinterpret_cast<const std::byte*>(member_ptr<L0, N>(src, m, row));
       STRATA_UNROLL
       for (std::size_t j = 0; j < cu::v; ++j) w[base + q * cu::v + j] = vec::load<16>(col + j * 16);
     }
