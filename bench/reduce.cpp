@@ -1,6 +1,8 @@
 // Reductions: the sum of 2^28 floats (strata vs cub::DeviceReduce::Sum vs thrust::reduce, each
-// writing its result to device memory where it can), and the kinetic energy of 2^26 particles,
-// reading vx, vy, vz and mass only (strata packets over a projection vs Thrust over a zip).
+// writing its result to device memory where it can), the kinetic energy of 2^26 particles,
+// reading vx, vy, vz and mass only (strata packets over a projection vs Thrust over a zip), the
+// statistics of 2^28 floats (strata::statistics vs thrust::transform_reduce with the same merge),
+// and a sum over 2^26 records of 1-, 2-, 4- and 8-byte leaves (packets of 16 records vs a zip).
 #include "common.hpp"
 
 #include <strata/algorithm/reduce.hpp>
@@ -102,6 +104,54 @@ void thrust_zip_energy(benchmark::State& state) {
   });
 }
 
+// Statistics of a column: count, mean, M2, min, max; both return to the host.
+void strata_stats(benchmark::State& state) {
+  cuda::std::span<const float> col(data(), std::size_t(floats()));
+  strata_bench::run_timed(state, double(floats()) * 4, double(floats()),
+                          [&] { benchmark::DoNotOptimize(strata::statistics(col)); });
+}
+void thrust_stats(benchmark::State& state) {
+  auto p = thrust::device_pointer_cast(data());
+  strata_bench::run_timed(state, double(floats()) * 4, double(floats()), [&] {
+    benchmark::DoNotOptimize(thrust::transform_reduce(p, p + floats(), strata::detail::stats_of{}, strata::column_stats{},
+                                                      strata::detail::merge_stats{}));
+  });
+}
+
+// Records of mixed widths (double, float, uint16, uint8: 15 bytes): packets of 16 records.
+using strata_fixtures::mixed;
+strata::soa_vector<mixed>& mixed_records() {
+  static strata::soa_vector<mixed> v(strata_bench::records<mixed>(std::size_t(particles())));
+  return v;
+}
+struct mixed_terms {
+  STRATA_HD double operator()(const mixed& m) const { return m.energy + m.x + double(m.cell) + double(m.flags); }
+};
+struct mixed_tuple_terms {
+  STRATA_HD double operator()(const thrust::tuple<double, float, std::uint16_t, std::uint8_t>& t) const {
+    return thrust::get<0>(t) + thrust::get<1>(t) + double(thrust::get<2>(t)) + double(thrust::get<3>(t));
+  }
+};
+void strata_mixed_sum(benchmark::State& state) {
+  auto& v = mixed_records();
+  strata_bench::run_timed(state, double(particles()) * 15, double(particles()), [&] {
+#if defined(STRATA_BACKEND_CUDA)
+    strata::transform_reduce_async(v, mixed_terms{}, 0.0, strata_fixtures::plus_d{}, reinterpret_cast<double*>(result.data()));
+#else
+    benchmark::DoNotOptimize(strata::transform_reduce(v, mixed_terms{}, 0.0, strata_fixtures::plus_d{}));
+#endif
+  });
+}
+void thrust_zip_mixed_sum(benchmark::State& state) {
+  auto& v = mixed_records();
+  auto c = [&](auto col) { return thrust::device_pointer_cast(col.data()); };
+  auto in = thrust::make_zip_iterator(c(v.column<&mixed::energy>()), c(v.column<&mixed::x>()), c(v.column<&mixed::cell>()),
+                                      c(v.column<&mixed::flags>()));
+  strata_bench::run_timed(state, double(particles()) * 15, double(particles()), [&] {
+    benchmark::DoNotOptimize(thrust::transform_reduce(in, in + particles(), mixed_tuple_terms{}, 0.0, strata_fixtures::plus_d{}));
+  });
+}
+
 const std::string nf = "/" + std::to_string(floats());
 STRATA_BENCHMARK(strata_sum, "reduce_sum/strata" + nf);
 #if defined(STRATA_BACKEND_CUDA)
@@ -111,5 +161,9 @@ STRATA_BENCHMARK(thrust_sum, "reduce_sum/thrust" + nf);
 const std::string np = "/" + std::to_string(particles());
 STRATA_BENCHMARK(strata_energy, "kinetic_energy/strata_packets" + np);
 STRATA_BENCHMARK(thrust_zip_energy, "kinetic_energy/thrust_zip" + np);
+STRATA_BENCHMARK(strata_stats, "statistics/strata" + nf);
+STRATA_BENCHMARK(thrust_stats, "statistics/thrust" + nf);
+STRATA_BENCHMARK(strata_mixed_sum, "mixed_sum/strata_packets" + np);
+STRATA_BENCHMARK(thrust_zip_mixed_sum, "mixed_sum/thrust_zip" + np);
 
 }  // namespace

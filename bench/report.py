@@ -22,6 +22,8 @@ PEERS = {
     "host_aos_to_device_soa": "pinned_memcpy",
     "reduce_sum": "cub",
     "kinetic_energy": "thrust_zip",
+    "statistics": "thrust",
+    "mixed_sum": "thrust_zip",
     "layer_norm": "torch_eager",
     "rms_norm": "torch_eager",
     "transform_latency": "hand_float4",

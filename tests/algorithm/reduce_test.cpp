@@ -68,6 +68,48 @@ TEST(Reduce, KineticEnergyThroughPacketsProjectionsAndRecords) {
   }
 }
 
+namespace {
+struct mixed_terms {
+  STRATA_HD double operator()(const mixed& m) const { return m.energy + m.x + double(m.cell) + double(m.flags); }
+};
+struct byte_terms {
+  STRATA_HD long long operator()(const three_bytes& t) const { return (long long)t.r + t.g + t.b; }
+};
+struct plus_ll {
+  STRATA_HD long long operator()(long long a, long long b) const { return a + b; }
+};
+struct same {
+  template <class R>
+  STRATA_HD R operator()(const R& r) const {
+    return r;
+  }
+};
+}  // namespace
+
+// Records with 1-byte leaves travel in packets of 16: whole packets fold every lane, the last partial
+// one only its records, whose padding lanes hold values that would show in the sum.
+TEST(Reduce, WidePacketsOfNarrowLeavesEverySize) {
+  STRATA_SEED_TRACE();
+  for (std::size_t n : sizes_for<mixed>()) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    auto ref = random_records<mixed>(n);
+    strata::soa_vector<mixed> v(std::vector<mixed>(n + 15, mixed{1e9, 1e9f, 60000, 200}));
+    v.resize(n);
+    strata::transform(strata::soa_vector<mixed>(ref), v, same{});
+    double want = 0.25;
+    for (const auto& m : ref) want += mixed_terms{}(m);
+    EXPECT_NEAR(strata::transform_reduce(v, mixed_terms{}, 0.25, plus_d{}), want, 1e-9 * (1 + std::abs(want)));
+
+    auto bytes = random_records<three_bytes>(n);
+    strata::soa_vector<three_bytes> b(std::vector<three_bytes>(n + 15, three_bytes{100, 100, 100}));
+    b.resize(n);
+    strata::transform(strata::soa_vector<three_bytes>(bytes), b, same{});
+    long long exact = 7;
+    for (const auto& t : bytes) exact += byte_terms{}(t);
+    EXPECT_EQ(strata::transform_reduce(b, byte_terms{}, 7LL, plus_ll{}), exact);
+  }
+}
+
 TEST(Statistics, MatchesTwoPassReferenceAndStaysStable) {
   STRATA_SEED_TRACE();
   for (std::size_t n : sizes_for<particle>()) {

@@ -41,18 +41,6 @@ auto kernel_of(norm::shape s, bool whole) {
   return whole ? reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, true>) : reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, false>);
 }
 
-/// Blocks of `kernel` one SM holds at `threads` threads per block (the occupancy API; cached per
-/// device, kernel and block size).
-inline int blocks_per_sm(const void* kernel, int threads) {
-  static std::mutex m;
-  static std::map<std::tuple<int, const void*, int>, int> cache;
-  const auto key = std::make_tuple(current_device(), kernel, threads);
-  std::lock_guard<std::mutex> lock(m);
-  auto [it, fresh] = cache.try_emplace(key, 0);
-  if (fresh) cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&it->second, kernel, threads, 0), "normalization: occupancy");
-  return it->second;
-}
-
 /// The current GPU's memory bandwidth in bytes per second, from its memory clock and bus width
 /// (double data rate); the H200's where the driver does not say.
 inline double memory_bandwidth() {
@@ -77,7 +65,7 @@ device_model gpu_model(bool whole) {
   if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, current_device()) == cudaSuccess && l2 > 0) m.l2_bytes = l2;
   else (void)cudaGetLastError();
   m.blocks_per_sm = [whole](const plan& p) {
-    return with_vpt(p.vpt, [&]<int V>() { return blocks_per_sm(kernel_of<Kind, T, V>(p.shape, whole), p.block); });
+    return with_vpt(p.vpt, [&]<int V>() { return strata::detail::blocks_per_sm(kernel_of<Kind, T, V>(p.shape, whole), p.block); });
   };
   return m;
 }

@@ -53,6 +53,7 @@ struct column_source {
   index_t n;
   Map map;
   static constexpr index_t lanes = index_t(vector_bytes / sizeof(F));
+  static constexpr std::size_t unit_bytes = vector_bytes;
   STRATA_HD index_t head() const {
     index_t mis = index_t((reinterpret_cast<std::uintptr_t>(data) % vector_bytes) / sizeof(F));
     return std::min<index_t>(n, mis ? lanes - mis : 0);
@@ -69,6 +70,7 @@ struct column_source {
     auto w = vec::load<16>(data + head() + u * lanes);
     F e[lanes];
     std::memcpy(e, &w, sizeof e);
+    if constexpr (requires { map.unit(e); }) return {map.unit(e), true};  // a map that folds a whole vector itself
     A acc = A(map(e[0]));
     STRATA_UNROLL
     for (index_t k = 1; k < lanes; ++k) acc = op(acc, A(map(e[k])));
@@ -84,6 +86,7 @@ struct packet_source {
   View view;
   index_t tail_begin;
   Map map;
+  static constexpr std::size_t unit_bytes = PacketView::loaded_bytes;
   STRATA_HD index_t units() const { return packets.size(); }
   STRATA_HD index_t scalars() const { return view.size() - tail_begin; }
   template <class A, class Op>
@@ -93,9 +96,16 @@ struct packet_source {
   template <class A, class Op>
   STRATA_HD maybe<A> unit(index_t p, Op op) const {
     const auto pk = packets[p].get();
+    constexpr int width = decltype(pk)::width;
+    if (pk.valid == width) {  // every packet but a view's last: no lane to skip
+      A acc = A(map(pk.lane[0]));
+      STRATA_UNROLL
+      for (int k = 1; k < width; ++k) acc = op(acc, A(map(pk.lane[k])));
+      return {acc, true};
+    }
     maybe<A> acc{A{}, false};
     STRATA_UNROLL
-    for (int k = 0; k < decltype(pk)::width; ++k)
+    for (int k = 0; k < width; ++k)
       if (k < pk.valid) acc = maybe_op<Op>{op}(acc, maybe<A>{A(map(pk.lane[k])), true});
     return acc;
   }
@@ -106,6 +116,7 @@ template <class View, class Map>
 struct record_source {
   View view;
   Map map;
+  static constexpr std::size_t unit_bytes = 0;
   STRATA_HD index_t units() const { return 0; }
   STRATA_HD index_t scalars() const { return view.size(); }
   template <class A, class Op>
@@ -123,6 +134,7 @@ template <class A>
 struct partial_source {
   const maybe<A>* partials;
   index_t n;
+  static constexpr std::size_t unit_bytes = 0;
   STRATA_HD index_t units() const { return 0; }
   STRATA_HD index_t scalars() const { return n; }
   template <class, class Op>
@@ -138,9 +150,16 @@ struct partial_source {
 #if defined(STRATA_BACKEND_CUDA)
 inline constexpr int reduce_threads = 512;
 
-/// Each block reduces a grid-stride share of the source. Final: one block, which writes
-/// op(init, total) to *result; otherwise block b writes its partial to partials[b].
-template <class Source, class A, class Op, bool Final>
+/// Units a thread loads before it combines them: about 64 bytes in flight per thread and step
+/// (four 16-byte vectors of a column, two packets of two 4-byte columns, one packet of four), so
+/// that wide packets do not take the registers that let more warps stay resident.
+template <class Source>
+inline constexpr int reduce_unroll = Source::unit_bytes == 0 ? 1 : int(std::clamp<std::size_t>(64 / Source::unit_bytes, 1, 4));
+
+/// Each block reduces a grid-stride share of the source, Unroll units a thread at a time. Final:
+/// one block, which writes op(init, total) to *result; otherwise block b writes its partial to
+/// partials[b].
+template <class Source, class A, class Op, bool Final, int Unroll = reduce_unroll<Source>>
 __global__ void __launch_bounds__(reduce_threads) reduce_kernel(Source src, Op op, A init, maybe<A>* partials, A* result) {
   using block_reduce = cub::BlockReduce<maybe<A>, reduce_threads>;
   __shared__ typename block_reduce::TempStorage temp;
@@ -150,11 +169,17 @@ __global__ void __launch_bounds__(reduce_threads) reduce_kernel(Source src, Op o
   for (index_t k = tid; k < src.scalars(); k += stride) acc = mop(acc, src.template scalar<A>(k, op));
   const index_t units = src.units();
   index_t u = tid;
-  // Four independent vector loads in flight per thread before their results are combined.
-  for (; u + 3 * stride < units; u += 4 * stride) {
-    maybe<A> a = src.template unit<A>(u, op), b = src.template unit<A>(u + stride, op),
-             c = src.template unit<A>(u + 2 * stride, op), d = src.template unit<A>(u + 3 * stride, op);
-    acc = mop(acc, mop(mop(a, b), mop(c, d)));
+  // Unroll independent loads in flight per thread before their results are combined (pairwise).
+  for (; u + (Unroll - 1) * stride < units; u += Unroll * stride) {
+    maybe<A> part[Unroll];
+    STRATA_UNROLL
+    for (int j = 0; j < Unroll; ++j) part[j] = src.template unit<A>(u + j * stride, op);
+    STRATA_UNROLL
+    for (int w = 1; w < Unroll; w *= 2) {
+      STRATA_UNROLL
+      for (int j = 0; j + w < Unroll; j += 2 * w) part[j] = mop(part[j], part[j + w]);
+    }
+    acc = mop(acc, part[0]);
   }
   for (; u < units; u += stride) acc = mop(acc, src.template unit<A>(u, op));
   const maybe<A> block = block_reduce(temp).Reduce(acc, mop);
@@ -163,24 +188,25 @@ __global__ void __launch_bounds__(reduce_threads) reduce_kernel(Source src, Op o
   else partials[blockIdx.x] = block;
 }
 
-/// Blocks for a reduction: as many as the GPU keeps resident, fewer when there is less work.
-inline int reduce_grid(index_t work) {
-  const auto& shape = current_device_shape();
-  const index_t resident = std::max(1, shape.sms * (shape.max_threads_per_sm / reduce_threads));
+/// Blocks for a reduction: as many as the GPU keeps resident of this kernel (the occupancy API:
+/// packets of wide records take registers), fewer when there is less work.
+template <auto Kernel>
+int reduce_grid(index_t work) {
+  const index_t resident = index_t(current_device_shape().sms) * std::max(1, blocks_per_sm(reinterpret_cast<const void*>(Kernel), reduce_threads));
   return int(std::clamp<index_t>((work + reduce_threads - 1) / reduce_threads, 1, resident));
 }
 
 /// op(init, fold of src) into device memory at result, stream ordered.
 template <class A, class Source, class Op>
 void reduce_async(const Source& src, A init, Op op, A* device_result, stream_t stream, scratch_resource& r = scratch()) {
-  const int grid = reduce_grid(std::max(src.units(), src.scalars()));
+  constexpr auto blocks = &reduce_kernel<Source, A, Op, false>;
+  const int grid = reduce_grid<blocks>(std::max(src.units(), src.scalars()));
   if (grid == 1) {
     launch<&reduce_kernel<Source, A, Op, true>>(1, reduce_threads, 0, stream, "strata reduction", src, op, init, nullptr, device_result);
     return;
   }
   scratch_block partials(sizeof(maybe<A>) * std::size_t(grid), stream, r);
-  launch<&reduce_kernel<Source, A, Op, false>>(grid, reduce_threads, 0, stream, "strata reduction (blocks)", src, op, init,
-                                               partials.as<maybe<A>>(), nullptr);
+  launch<blocks>(grid, reduce_threads, 0, stream, "strata reduction (blocks)", src, op, init, partials.as<maybe<A>>(), nullptr);
   launch<&reduce_kernel<partial_source<A>, A, Op, true>>(1, reduce_threads, 0, stream, "strata reduction (partials)",
                                                          partial_source<A>{partials.as<maybe<A>>(), grid}, op, init, nullptr,
                                                          device_result);
@@ -306,6 +332,28 @@ struct stats_of {
   STRATA_HD column_stats operator()(const F& x) const {
     double v = double(x);
     return {1, v, 0, v, v};
+  }
+  /// A vector's N elements at once: mean, then squares about it, with no division (N is a power
+  /// of two). Merging the N elements one by one would cost two divisions each, and the divisions,
+  /// not the loads, would then set the pace.
+  template <class F, std::size_t N>
+  STRATA_HD column_stats unit(const F (&e)[N]) const {
+    double sum = 0, lo = double(e[0]), hi = double(e[0]);
+    STRATA_UNROLL
+    for (std::size_t k = 0; k < N; ++k) {
+      const double v = double(e[k]);
+      sum += v;
+      lo = v < lo ? v : lo;
+      hi = v > hi ? v : hi;
+    }
+    const double mean = sum * (1.0 / double(N));
+    double m2 = 0;
+    STRATA_UNROLL
+    for (std::size_t k = 0; k < N; ++k) {
+      const double d = double(e[k]) - mean;
+      m2 += d * d;
+    }
+    return {double(N), mean, m2, lo, hi};
   }
 };
 /// Chan et al.'s pairwise merge of (count, mean, M2): stable for long columns, unlike sum of squares.

@@ -121,6 +121,8 @@ class basic_packet_view {
   using value_type = packet<record>;
   using reference = packet_reference<T, M, I...>;
   static constexpr index_t width = packet<record>::width;
+  /// Bytes one packet reads: its columns' parts (the leaves I... only).
+  static constexpr std::size_t loaded_bytes = (std::size_t(0) + ... + detail::packet_column<record, I>::bytes);
 
   basic_packet_view() = default;
   /// Throws misaligned_pointer / size_error if the view cannot take 128-bit accesses.

@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <initializer_list>
+#include <map>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -97,6 +98,22 @@ inline const device_shape& current_device_shape() {
   return shape;
 }
 inline void check_launch(const char* what) { cuda_check(cudaGetLastError(), what); }
+
+/// Blocks of `kernel` at `threads` threads a block (no dynamic shared memory) that one SM of the
+/// current device holds at once: the occupancy API, asked once per device, kernel and block size.
+inline int blocks_per_sm(const void* kernel, int threads) {
+  static std::mutex m;
+  static std::map<std::tuple<int, const void*, int>, int> cache;
+  const auto key = std::make_tuple(current_device(), kernel, threads);
+  std::lock_guard<std::mutex> lock(m);
+  auto [it, fresh] = cache.try_emplace(key, 0);
+  if (fresh) {
+    const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&it->second, kernel, threads, 0);
+    if (e != cudaSuccess) cache.erase(it);
+    cuda_check(e, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  }
+  return it->second;
+}
 
 /// The driver calls behind strata's launches, looked up once through the runtime (no link to
 /// libcuda); usable() is false where the driver lacks one, and launches then go through the runtime.
