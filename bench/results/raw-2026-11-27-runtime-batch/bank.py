@@ -37,7 +37,7 @@ def model(stride, fields, skew):
 shapes={'particle':(28,[(4*k,4) for k in range(7)]),'mixed':(16,[(0,8),(8,4),(12,2),(14,1)]),'three':(4,[(0,1),(1,1),(2,1)]),
 'two':(8,[(0,4),(4,4)]),'f24':(96,[(4*k,4) for k in range(24)]),'p20':(20,[(0,8),(8,2),(10,2),(12,2),(14,2),(16,4)]),'f4f':(32,[(0,16),(16,4)])}
 for name,(s,f) in shapes.items():
-    print(name, 'none %.2f'%model(s,f,lambda k:0), ' k %.2f'%model(s,f,lambda k:1 if k else 0), ' k*?' )
+    print(name, 'none %.2f'%model(s,f,lambda k:0), ' k %.2f'%model(s,f,lambda k:1 if k else 0))
 print('---')
 for name,(s,f) in shapes.items():
     print(name, ' k%%4==0: %.2f'%model(s,f,lambda k:1 if (k and k%4==0) else 0), ' 2: %.2f'%model(s,f,lambda k:2 if k else 0), ' 3: %.2f'%model(s,f,lambda k:3 if k else 0),' 5: %.2f'%model(s,f,lambda k:5 if k else 0))
