@@ -192,8 +192,7 @@ __global__ void __launch_bounds__(reduce_threads) reduce_kernel(Source src, Op o
 /// packets of wide records take registers), fewer when there is less work.
 template <auto Kernel>
 int reduce_grid(index_t work) {
-  const index_t resident = index_t(current_device_shape().sms) * std::max(1, blocks_per_sm(reinterpret_cast<const void*>(Kernel), reduce_threads));
-  return int(std::clamp<index_t>((work + reduce_threads - 1) / reduce_threads, 1, resident));
+  return int(std::clamp<index_t>((work + reduce_threads - 1) / reduce_threads, 1, resident_blocks<Kernel>(reduce_threads)));
 }
 
 /// op(init, fold of src) into device memory at result, stream ordered.

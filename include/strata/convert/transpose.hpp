@@ -720,17 +720,6 @@ __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
   }
 }
 
-/// Blocks of a kernel the device keeps resident at once (the occupancy API, asked once per kernel).
-template <auto Kernel>
-index_t resident_blocks(int threads) {
-  static const int per_sm = [&] {
-    int b = 0;
-    cuda_check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, Kernel, threads, 0), "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
-    return std::max(b, 1);
-  }();
-  return index_t(current_device_shape().sms) * per_sm;
-}
-
 /// Blocks for a warp-tiled transpose: one tile per warp.
 template <class Tile>
 int transpose_grid(index_t n) {

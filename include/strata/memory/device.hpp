@@ -114,6 +114,11 @@ inline int blocks_per_sm(const void* kernel, int threads) {
   }
   return it->second;
 }
+/// Blocks of a kernel the current device keeps resident at once (at least one per SM).
+template <auto Kernel>
+index_t resident_blocks(int threads) {
+  return index_t(current_device_shape().sms) * std::max(1, blocks_per_sm(reinterpret_cast<const void*>(Kernel), threads));
+}
 
 /// The driver calls behind strata's launches, looked up once through the runtime (no link to
 /// libcuda); usable() is false where the driver lacks one, and launches then go through the runtime.
