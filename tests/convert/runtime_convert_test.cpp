@@ -31,6 +31,22 @@ const std::vector<layout_case>& cases() {
       {"aligned48", 48, {{0, 16}, {16, 4}, {24, 8}, {32, 8}, {40, 2}}},
       // fields listed out of offset order, odd stride
       {"unordered7", 7, {{4, 2}, {0, 4}, {6, 1}}},
+      // strides of an even number of 4-byte words (staged to AoS at a padded pitch), with byte and
+      // 2-byte fields, gaps and 16-byte fields
+      {"mixed16", 16, {{0, 8}, {8, 4}, {12, 2}, {14, 1}}},
+      {"two_floats8", 8, {{0, 4}, {4, 4}}},
+      {"wide32", 32, {{0, 16}, {16, 4}}},
+      {"floats96", 96, {{0, 4},  {4, 4},  {8, 4},  {12, 4}, {16, 4}, {20, 4}, {24, 4}, {28, 4}, {32, 4}, {36, 4}, {40, 4}, {44, 4},
+                        {48, 4}, {52, 4}, {56, 4}, {60, 4}, {64, 4}, {68, 4}, {72, 4}, {76, 4}, {80, 4}, {84, 4}, {88, 4}, {92, 4}}},
+      // byte fields in one word, a gap byte; three bytes packed
+      {"three_bytes4", 4, {{0, 1}, {1, 1}, {2, 1}}},
+      {"packed3", 3, {{2, 1}, {0, 1}, {1, 1}}},
+      // 2-byte fields between an 8-byte and a 4-byte one, an odd number of words
+      {"packed20", 20, {{0, 8}, {8, 2}, {10, 2}, {12, 2}, {14, 2}, {16, 4}}},
+      // an 8-byte field at an odd offset of a packed record
+      {"packed13", 13, {{1, 8}, {9, 4}, {0, 1}}},
+      // the largest stride: a padded tile would not fit a block's shared memory
+      {"stride1536", 1536, {{0, 16}, {16, 8}, {1500, 4}, {1535, 1}}},
   };
   return c;
 }
@@ -44,14 +60,19 @@ std::vector<std::byte> random_bytes(std::size_t n, std::uint64_t salt) {
 
 // shift 0: every column 16-byte aligned (whole units move as vectors); shift 1: each column starts
 // one element past a 16-byte boundary (aligned to its element only: the element-by-element path).
-void every_layout_and_size(std::size_t shift) {
+// aos_shift: the AoS records start that many bytes past a 16-byte boundary (1 and 2: the tiles
+// move by bytes or 2-byte words, at the record stride).
+void every_layout_and_size(std::size_t shift, std::size_t aos_shift = 0) {
   for (const auto& c : cases())
     for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(31), std::size_t(32), std::size_t(33), std::size_t(257),
                           std::size_t(1000), std::size_t(99991), std::size_t(1000003)}) {
-      SCOPED_TRACE(std::string(c.name) + " n = " + std::to_string(n) + " column shift " + std::to_string(shift));
+      if (c.stride * n > (std::size_t(64) << 20)) continue;  // the 1536-byte record up to 64 MiB
+      SCOPED_TRACE(std::string(c.name) + " n = " + std::to_string(n) + " column shift " + std::to_string(shift) + " AoS shift " +
+                   std::to_string(aos_shift));
       const auto host = random_bytes(n * c.stride, n * 31 + c.stride);
-      strata::buffer aos(std::max<std::size_t>(1, n * c.stride), strata::memory_space::device);
-      strata::copy_bytes(aos.data(), host.data(), n * c.stride);
+      strata::buffer aos_buffer(n * c.stride + 16, strata::memory_space::device);
+      std::byte* const aos_at = static_cast<std::byte*>(aos_buffer.data()) + aos_shift;
+      strata::copy_bytes(aos_at, host.data(), n * c.stride);
       std::vector<strata::buffer> cols;
       std::vector<void*> ptrs;
       for (const auto& f : c.fields) {
@@ -60,7 +81,7 @@ void every_layout_and_size(std::size_t shift) {
         strata::copy_bytes(cols.back().data(), poison.data(), poison.size());
         ptrs.push_back(static_cast<std::byte*>(cols.back().data()) + shift * f.size);
       }
-      strata::aos_to_soa(aos.data(), c.stride, strata::index_t(n), c.fields, ptrs.data());
+      strata::aos_to_soa(aos_at, c.stride, strata::index_t(n), c.fields, ptrs.data());
       strata::synchronize(nullptr);
       for (std::size_t k = 0; k < c.fields.size(); ++k) {
         const auto& f = c.fields[k];
@@ -72,16 +93,26 @@ void every_layout_and_size(std::size_t shift) {
           ASSERT_EQ(got[b], std::byte(0xA5)) << "field " << k << ": byte " << b << " past the column's end was written";
       }
       // Back: every field's bytes as they were, the gaps zero.
-      strata::buffer back(std::max<std::size_t>(1, n * c.stride), strata::memory_space::device);
+      // Poisoned around the records: nothing before or past them is written.
+      strata::buffer back(n * c.stride + 32, strata::memory_space::device);
+      {
+        std::vector<unsigned char> poison(back.bytes(), 0x5A);
+        strata::copy_bytes(back.data(), poison.data(), poison.size());
+      }
+      std::byte* const back_at = static_cast<std::byte*>(back.data()) + 16 + aos_shift;
       std::vector<const void*> cptrs(ptrs.begin(), ptrs.end());
-      strata::soa_to_aos(cptrs.data(), c.fields, strata::index_t(n), back.data(), c.stride);
+      strata::soa_to_aos(cptrs.data(), c.fields, strata::index_t(n), back_at, c.stride);
       strata::synchronize(nullptr);
-      const auto round = strata_test::fetch(static_cast<const std::byte*>(back.data()), n * c.stride);
+      const auto round = strata_test::fetch(static_cast<const std::byte*>(back.data()), back.bytes());
       std::vector<bool> covered(c.stride, false);
       for (const auto& f : c.fields)
         for (std::size_t b = 0; b < f.size; ++b) covered[f.offset + b] = true;
       for (std::size_t i = 0; i < n * c.stride; ++i)
-        ASSERT_EQ(round[i], covered[i % c.stride] ? host[i] : std::byte{0}) << "AoS byte " << i;
+        ASSERT_EQ(round[16 + aos_shift + i], covered[i % c.stride] ? host[i] : std::byte{0}) << "AoS byte " << i;
+      for (std::size_t i = 0; i < round.size(); ++i)
+        if (i < 16 + aos_shift || i >= 16 + aos_shift + n * c.stride) {
+          ASSERT_EQ(round[i], std::byte(0x5A)) << "byte " << i << " outside the records";
+        }
     }
 }
 
@@ -93,6 +124,43 @@ TEST(RuntimeConvert, EveryLayoutAndSizeAgainstAHostReference) {
 TEST(RuntimeConvert, ColumnsAlignedOnlyToTheirElements) {
   STRATA_SEED_TRACE();
   every_layout_and_size(1);
+}
+
+TEST(RuntimeConvert, RecordsOffAWordBoundary) {
+  STRATA_SEED_TRACE();
+  every_layout_and_size(0, 1);
+  every_layout_and_size(0, 2);
+}
+
+// At strides of an odd number of 4-byte words every lane of a warp touches its own bank for every
+// field size, and fields are accessed in the widest pieces their offset and the stride keep aligned.
+TEST(RuntimeConvert, RotationAndPieces) {
+  for (std::size_t size : {1, 2, 4, 8, 16})
+    for (std::size_t stride : {4, 12, 20, 28, 100}) {
+      if (size > stride) continue;
+      const unsigned rot = strata::detail::runtime_rotation(size, stride);
+      const std::uint32_t u = std::uint32_t(16 / size);
+      for (std::uint32_t j = 0; j < u; ++j) {
+        std::vector<int> hits(32, 0);
+        for (std::uint32_t lane = 0; lane < 32; ++lane) {
+          const std::uint32_t r = lane * u + strata::detail::runtime_rotated(j, lane, rot, u);
+          ++hits[(r * stride / 4) % 32];
+        }
+        for (int h : hits) ASSERT_EQ(h, 1) << "size " << size << " stride " << stride << " step " << j;
+      }
+    }
+  auto pieces = [](std::size_t stride, std::vector<runtime_field> f) {
+    strata::detail::runtime_layout L{};
+    std::vector<std::byte> a(stride * 64 + 16), c(16 * 64 + 16);
+    std::vector<void*> cols(f.size(), c.data());
+    (void)strata::detail::runtime_prepare("test", L, a.data(), stride, 64, f, cols.data());
+    return std::vector<unsigned>(L.piece, L.piece + f.size());
+  };
+  EXPECT_EQ(pieces(16, {{0, 8}, {8, 4}, {12, 2}, {14, 1}}), (std::vector<unsigned>{8, 4, 2, 1}));
+  EXPECT_EQ(pieces(48, {{0, 16}, {16, 4}, {24, 8}, {40, 2}}), (std::vector<unsigned>{16, 4, 8, 2}));
+  EXPECT_EQ(pieces(20, {{0, 8}, {8, 2}, {16, 4}}), (std::vector<unsigned>{4, 2, 4}));  // 20-byte records: 8-byte fields by words
+  EXPECT_EQ(pieces(15, {{0, 8}, {8, 4}, {12, 2}, {14, 1}}), (std::vector<unsigned>{1, 1, 1, 1}));
+  EXPECT_EQ(pieces(13, {{1, 8}, {9, 4}, {0, 1}}), (std::vector<unsigned>{1, 1, 1}));
 }
 
 TEST(RuntimeConvert, RefusalsNameTheProblem) {

@@ -7,8 +7,10 @@
 // where the column is 16-byte aligned), consecutive threads taking consecutive units. To AoS: the
 // reverse (16-byte column loads, the fields placed in the staged tile); when some bytes of a
 // record belong to no field, the tile is zeroed first with 16-byte stores, so they are written as
-// zero. The host backend runs the same two phases per tile, unit by unit, with the tile's shared
-// memory in a buffer of its own.
+// zero. In the tile, each field is read or placed in the widest pieces its offset allows, the
+// lanes of a warp rotating the order of a unit's elements so that they touch different banks. The
+// host backend runs the same two phases per tile, unit by unit, with the tile's shared memory in a
+// buffer of its own.
 #pragma once
 
 #include <strata/config.hpp>
@@ -25,6 +27,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace strata {
@@ -44,10 +47,10 @@ namespace detail {
 struct runtime_layout {
   std::uint32_t offset[max_runtime_fields];
   std::uint32_t size[max_runtime_fields];
-  bool aligned[max_runtime_fields];  // the field sits at a multiple of its size in every staged record
   bool vector[max_runtime_fields];   // the column is 16-byte aligned: whole units move as one vector
   std::uint8_t unit_shift[max_runtime_fields];  // log2 of the elements in a 16-byte unit (16 / size)
-  std::uint8_t rotation[max_runtime_fields];  // log2 of the bank-conflict rotation period of a unit's reads (5: none)
+  std::uint8_t rotation[max_runtime_fields];  // log2 of the lanes a unit's element order rotates over (5: none)
+  std::uint8_t piece[max_runtime_fields];     // bytes per shared-memory access to the field (1 to 16)
   std::byte* column[max_runtime_fields];
   std::uint32_t count;
   std::uint32_t stride;
@@ -55,17 +58,19 @@ struct runtime_layout {
   bool gaps;           // some byte of a record belongs to no field (written as zero to AoS)
 };
 
-/// A tile holds at most `runtime_tile_cap` records (0: 1024) and about `runtime_tile_budget` bytes
+/// A tile holds at most `runtime_tile_cap` records (0: 4096) and about `runtime_tile_budget` bytes
 /// (0: 24 KiB). A block has its tile's loads in flight at once and several blocks share an SM, so
 /// larger tiles keep more bytes in flight per SM; bench/convert.cpp's runtime_tile rows time other
-/// limits (nonzero values here).
+/// limits (nonzero values here). Records of 4 to 8 bytes ran 1.04-1.3x faster with tiles of 4096
+/// than of 1024 records (a block of 1024 such records stages only 4-8 KiB, and its fixed costs
+/// weigh more); larger records are held by the budget (bench/results/raw-2026-11-28-runtime-pitch/).
 inline std::uint32_t runtime_tile_cap = 0;
 inline std::uint32_t runtime_tile_budget = 0;
 /// Records per tile: whole records filling the budget up to the cap, a multiple of the block's 256
 /// threads where at least 256 fit, so that every thread handles as many; otherwise a multiple of
 /// 32, at least 32 (a 16-byte multiple of bytes for any record: tiles stage in 16-byte words).
 inline std::uint32_t runtime_tile_records(std::size_t stride) {
-  const std::size_t cap = runtime_tile_cap ? runtime_tile_cap : 1024;
+  const std::size_t cap = runtime_tile_cap ? runtime_tile_cap : 4096;
   const std::size_t budget = runtime_tile_budget ? runtime_tile_budget : std::size_t(24) << 10;
   const std::size_t fit = std::min<std::size_t>(budget / stride, cap);
   return std::uint32_t(fit >= 256 ? fit / 256 * 256 : std::max<std::size_t>(fit / 32 * 32, 32));
@@ -78,102 +83,139 @@ struct alignas(16) word16 {
 /// Lanes of a warp take consecutive units of a field, so at one step they touch shared memory
 /// u * stride bytes apart (u = 16 / size elements per unit) and lanes `period` apart hit the same
 /// bank, period = 32 / gcd(u * stride / 4, 32), a power of two. Where that repeats within a warp,
-/// each group of `period` lanes starts at a different element of its unit. Returns log2(period);
-/// 5 (32 lanes): no rotation (units of more than four elements are not rotated).
+/// each group of `period` lanes starts at a different element of its unit (runtime_rotated), so
+/// that at strides of an odd number of words every lane has a bank of its own, for every field
+/// size. Returns log2(period); 5: no rotation. Units of every size rotate: without it, elements of
+/// 1 and 2 bytes made 16- to 32-way conflicts (a 16-byte record of f64, f32, u16 and u8 converted
+/// to AoS at 0.58 of a copy). Records that are not whole words spread over the banks already and
+/// are not rotated (the rotation's run-time element selection cost packed records 13-19%).
 inline std::uint8_t runtime_rotation(std::size_t size, std::size_t stride) {
   const std::size_t u = 16 / size;
-  if (u > 4 || (u * stride) % 4 != 0) return 5;
+  if (u == 1 || stride % 4 != 0) return 5;
   std::size_t g = u * stride / 4, m = 32;
   while (m) std::swap(g %= m, m);  // gcd(u * stride / 4, 32)
   std::uint8_t r = 0;
   while ((std::size_t(1) << r) < 32 / g) ++r;
   return r;
 }
-
-/// Field k of staged record r as a W (the field's size), read with one access where the field is
-/// aligned in the tile, byte by byte otherwise (packed records).
-template <class W>
-STRATA_HD inline W runtime_read_field(const runtime_layout& L, const std::byte* sm, std::uint32_t k, std::uint32_t r) {
-  const std::byte* src = sm + std::size_t(r) * L.stride + L.offset[k];
-  if (L.aligned[k]) return *reinterpret_cast<const W*>(src);
-  W w;
-  std::byte* b = reinterpret_cast<std::byte*>(&w);
-  for (std::size_t i = 0; i < sizeof(W); ++i) b[i] = src[i];
-  return w;
-}
-template <class W>
-STRATA_HD inline void runtime_write_field(const runtime_layout& L, std::byte* sm, std::uint32_t k, std::uint32_t r, const W& w) {
-  std::byte* dst = sm + std::size_t(r) * L.stride + L.offset[k];
-  if (L.aligned[k]) {
-    *reinterpret_cast<W*>(dst) = w;
-    return;
-  }
-  const std::byte* b = reinterpret_cast<const std::byte*>(&w);
-  for (std::size_t i = 0; i < sizeof(W); ++i) dst[i] = b[i];
-}
 /// Which element of its unit `lane` handles at step j.
 STRATA_HD inline std::uint32_t runtime_rotated(std::uint32_t j, std::uint32_t lane, std::uint32_t rotation, std::uint32_t u) {
   return rotation >= 5 ? j : (j + (lane >> rotation)) & (u - 1);
 }
 
-/// Phase 2 to SoA, unit q of field k of a staged tile of m records (record `first` overall on):
-/// one 16-byte store when the column is aligned and the unit lies inside the tile, its elements
-/// one by one otherwise (a tile's last unit; nothing past record first + m - 1 is written).
-template <class W>
-STRATA_HD inline void runtime_unit_to_column(const runtime_layout& L, const std::byte* sm, index_t first, std::uint32_t m,
-                                             std::uint32_t k, std::uint32_t q, std::uint32_t lane) {
-  constexpr std::uint32_t u = 16 / sizeof(W);
-  const std::uint32_t r0 = q * u;
-  W* col = reinterpret_cast<W*>(L.column[k]) + (first + index_t(r0));
-  if (!L.vector[k] || r0 + u > m) {
-    for (std::uint32_t j = 0; j < u && r0 + j < m; ++j) col[j] = runtime_read_field<W>(L, sm, k, r0 + j);
-    return;
-  }
-  W lanes[u]{};
-  const std::uint32_t rotation = L.rotation[k];
-  STRATA_UNROLL
-  for (std::uint32_t j = 0; j < u; ++j) {
-    const std::uint32_t jj = runtime_rotated(j, lane, rotation, u);
-    const W value = runtime_read_field<W>(L, sm, k, r0 + jj);
-    if constexpr (u <= 4) {
-      STRATA_UNROLL
-      for (std::uint32_t i = 0; i < u; ++i)
-        if (i == jj) lanes[i] = value;  // selects: the array stays in registers
-    } else {
-      lanes[j] = value;  // u > 4 is never rotated: jj == j
-    }
-  }
-  word16 w;
-  std::memcpy(&w, lanes, sizeof w);
-  *reinterpret_cast<word16*>(col) = w;
+/// A unit (16 bytes of a column) is held as four words; element j of S bytes covers its bytes
+/// j * S .. j * S + S - 1. Words are picked and set at run-time indices by selects, so the unit
+/// stays in registers.
+STRATA_HD inline std::uint32_t runtime_word(const std::uint32_t (&x)[4], std::uint32_t i) {
+  return i == 0 ? x[0] : i == 1 ? x[1] : i == 2 ? x[2] : x[3];
 }
-/// Phase 1 to AoS, the reverse: unit q of field k's column placed in the staged tile.
-template <class W>
-STRATA_HD inline void runtime_unit_from_column(const runtime_layout& L, std::byte* sm, index_t first, std::uint32_t m,
-                                               std::uint32_t k, std::uint32_t q, std::uint32_t lane) {
-  constexpr std::uint32_t u = 16 / sizeof(W);
+STRATA_HD inline void runtime_or_word(std::uint32_t (&x)[4], std::uint32_t i, std::uint32_t v) {
+  STRATA_UNROLL
+  for (std::uint32_t q = 0; q < 4; ++q) x[q] |= q == i ? v : 0u;
+}
+/// Element j of x stored at dst (aligned to P) in pieces of P bytes (P divides S).
+template <std::uint32_t S, std::uint32_t P>
+STRATA_HD inline void runtime_place(std::byte* dst, const std::uint32_t (&x)[4], std::uint32_t j) {
+  if constexpr (P == 16) {
+    *reinterpret_cast<word16*>(dst) = word16{x[0] | std::uint64_t(x[1]) << 32, x[2] | std::uint64_t(x[3]) << 32};
+  } else if constexpr (P == 8) {
+    STRATA_UNROLL
+    for (std::uint32_t b = 0; b < S; b += 8) {
+      const std::uint32_t at = (j * S + b) >> 2;
+      *reinterpret_cast<std::uint64_t*>(dst + b) = runtime_word(x, at) | std::uint64_t(runtime_word(x, at + 1)) << 32;
+    }
+  } else {
+    STRATA_UNROLL
+    for (std::uint32_t b = 0; b < S; b += P) {
+      const std::uint32_t at = j * S + b;
+      const std::uint32_t v = runtime_word(x, at >> 2) >> ((at & 3) * 8);
+      if constexpr (P == 4) *reinterpret_cast<std::uint32_t*>(dst + b) = v;
+      else if constexpr (P == 2) *reinterpret_cast<std::uint16_t*>(dst + b) = std::uint16_t(v);
+      else *reinterpret_cast<std::uint8_t*>(dst + b) = std::uint8_t(v);
+    }
+  }
+}
+/// The reverse: element j of x (zero there before) read from src (aligned to P) in pieces of P bytes.
+template <std::uint32_t S, std::uint32_t P>
+STRATA_HD inline void runtime_take(const std::byte* src, std::uint32_t (&x)[4], std::uint32_t j) {
+  if constexpr (P == 16) {
+    const word16 w = *reinterpret_cast<const word16*>(src);
+    x[0] = std::uint32_t(w.lo), x[1] = std::uint32_t(w.lo >> 32), x[2] = std::uint32_t(w.hi), x[3] = std::uint32_t(w.hi >> 32);
+  } else if constexpr (P == 8) {
+    STRATA_UNROLL
+    for (std::uint32_t b = 0; b < S; b += 8) {
+      const std::uint64_t v = *reinterpret_cast<const std::uint64_t*>(src + b);
+      const std::uint32_t at = (j * S + b) >> 2;
+      runtime_or_word(x, at, std::uint32_t(v));
+      runtime_or_word(x, at + 1, std::uint32_t(v >> 32));
+    }
+  } else {
+    STRATA_UNROLL
+    for (std::uint32_t b = 0; b < S; b += P) {
+      std::uint32_t v;
+      if constexpr (P == 4) v = *reinterpret_cast<const std::uint32_t*>(src + b);
+      else if constexpr (P == 2) v = *reinterpret_cast<const std::uint16_t*>(src + b);
+      else v = *reinterpret_cast<const std::uint8_t*>(src + b);
+      const std::uint32_t at = j * S + b;
+      runtime_or_word(x, at >> 2, v << ((at & 3) * 8));
+    }
+  }
+}
+/// Column elements of S bytes, for the element-by-element path.
+template <std::uint32_t S>
+using runtime_element = std::conditional_t<
+    S == 1, std::uint8_t, std::conditional_t<S == 2, std::uint16_t, std::conditional_t<S == 4, std::uint32_t, std::conditional_t<S == 8, std::uint64_t, word16>>>>;
+
+/// Unit q of field k (S-byte elements) of a staged tile of m records (record `first` overall on),
+/// the field accessed in the tile in pieces of P bytes. ToSoa: the unit's elements read from the
+/// tile, then one 16-byte store to the column; to AoS: one 16-byte load from the column, then its
+/// elements placed in the tile. Lanes rotate the order of the elements (runtime_rotation). Where the
+/// column is not 16-byte aligned, or for a tile's last unit, element by element (nothing past
+/// record first + m - 1 is touched).
+template <bool ToSoa, std::uint32_t S, std::uint32_t P>
+STRATA_HD inline void runtime_unit(const runtime_layout& L, std::byte* sm, index_t first, std::uint32_t m, std::uint32_t k, std::uint32_t q,
+                                   std::uint32_t lane) {
+  constexpr std::uint32_t u = 16 / S;
+  using E = runtime_element<S>;
   const std::uint32_t r0 = q * u;
-  const W* col = reinterpret_cast<const W*>(L.column[k]) + (first + index_t(r0));
+  E* col = reinterpret_cast<E*>(L.column[k]) + (first + index_t(r0));
+  std::byte* at = sm + std::size_t(r0) * L.stride + L.offset[k];
+  std::uint32_t x[4] = {};
   if (!L.vector[k] || r0 + u > m) {
-    for (std::uint32_t j = 0; j < u && r0 + j < m; ++j) runtime_write_field<W>(L, sm, k, r0 + j, col[j]);
+    for (std::uint32_t j = 0; j < u && r0 + j < m; ++j) {
+      E e;
+      if constexpr (ToSoa) {
+        std::uint32_t y[4] = {};
+        runtime_take<S, P>(at + std::size_t(j) * L.stride, y, 0);
+        std::memcpy(&e, y, S);
+        col[j] = e;
+      } else {
+        e = col[j];
+        std::memcpy(x, &e, S);
+        runtime_place<S, P>(at + std::size_t(j) * L.stride, x, 0);
+      }
+    }
     return;
   }
-  const word16 w = *reinterpret_cast<const word16*>(col);
-  W lanes[u];
-  std::memcpy(lanes, &w, sizeof w);
-  const std::uint32_t rotation = L.rotation[k];
-  STRATA_UNROLL
-  for (std::uint32_t j = 0; j < u; ++j) {
-    const std::uint32_t jj = runtime_rotated(j, lane, rotation, u);
-    W value = lanes[0];
-    if constexpr (u <= 4) {
+  auto each = [&](auto element) {
+    const std::uint32_t rotation = L.rotation[k];
+    if (rotation >= 5) {  // in order: every byte's place in x is known at compile time
       STRATA_UNROLL
-      for (std::uint32_t i = 1; i < u; ++i)
-        if (i == jj) value = lanes[i];
+      for (std::uint32_t j = 0; j < u; ++j) element(j);
     } else {
-      value = lanes[j];
+      STRATA_UNROLL
+      for (std::uint32_t j = 0; j < u; ++j) element(runtime_rotated(j, lane, rotation, u));
     }
-    runtime_write_field<W>(L, sm, k, r0 + jj, value);
+  };
+  if constexpr (ToSoa) {
+    each([&](std::uint32_t j) { runtime_take<S, P>(at + std::size_t(j) * L.stride, x, j); });
+    word16 w;
+    std::memcpy(&w, x, sizeof w);
+    *reinterpret_cast<word16*>(col) = w;
+  } else {
+    const word16 w = *reinterpret_cast<const word16*>(col);
+    std::memcpy(x, &w, sizeof w);
+    each([&](std::uint32_t j) { runtime_place<S, P>(at + std::size_t(j) * L.stride, x, j); });
   }
 }
 
@@ -183,25 +225,34 @@ STRATA_HD inline std::uint32_t runtime_units(const runtime_layout& L, std::uint3
 }
 /// Units q0, q0 + step, ... of field k in the direction ToSoa. `base`: the units of the fields
 /// before k, so that unit q is the tile's unit base + q and lane (base + q) % 32 of a block whose
-/// threads take consecutive units. The switch on the field's size runs once per field, not per unit.
+/// threads take consecutive units. The switches on the field's size and piece run once per field,
+/// not per unit.
 template <bool ToSoa>
 STRATA_HD inline void runtime_field_units(const runtime_layout& L, std::byte* sm, index_t first, std::uint32_t m, std::uint32_t k,
                                           std::uint32_t base, std::uint32_t q0, std::uint32_t step) {
-  auto run = [&](auto word) {
-    using W = decltype(word);
-    constexpr std::uint32_t u = 16 / sizeof(W);
-    const std::uint32_t units = (m + u - 1) / u;
-    for (std::uint32_t q = q0; q < units; q += step) {
-      if constexpr (ToSoa) runtime_unit_to_column<W>(L, sm, first, m, k, q, (base + q) & 31);
-      else runtime_unit_from_column<W>(L, sm, first, m, k, q, (base + q) & 31);
+  auto run = [&](auto size, auto piece) {
+    constexpr std::uint32_t S = decltype(size)::value, P = decltype(piece)::value;
+    if constexpr (P <= S) {
+      constexpr std::uint32_t u = 16 / S;
+      const std::uint32_t units = (m + u - 1) / u;
+      for (std::uint32_t q = q0; q < units; q += step) runtime_unit<ToSoa, S, P>(L, sm, first, m, k, q, (base + q) & 31);
+    }
+  };
+  auto sized = [&](auto size) {
+    switch (L.piece[k]) {
+      case 16: run(size, std::integral_constant<std::uint32_t, 16>{}); break;
+      case 8: run(size, std::integral_constant<std::uint32_t, 8>{}); break;
+      case 4: run(size, std::integral_constant<std::uint32_t, 4>{}); break;
+      case 2: run(size, std::integral_constant<std::uint32_t, 2>{}); break;
+      default: run(size, std::integral_constant<std::uint32_t, 1>{}); break;
     }
   };
   switch (L.size[k]) {
-    case 1: run(std::uint8_t{}); break;
-    case 2: run(std::uint16_t{}); break;
-    case 4: run(std::uint32_t{}); break;
-    case 8: run(std::uint64_t{}); break;
-    default: run(word16{}); break;
+    case 1: sized(std::integral_constant<std::uint32_t, 1>{}); break;
+    case 2: sized(std::integral_constant<std::uint32_t, 2>{}); break;
+    case 4: sized(std::integral_constant<std::uint32_t, 4>{}); break;
+    case 8: sized(std::integral_constant<std::uint32_t, 8>{}); break;
+    default: sized(std::integral_constant<std::uint32_t, 16>{}); break;
   }
 }
 
@@ -231,8 +282,12 @@ inline std::size_t runtime_prepare(const char* op, runtime_layout& L, const void
       throw misaligned_pointer(std::string(op) + ": column of " + name, columns[k], f.size);
     L.offset[k] = std::uint32_t(f.offset);
     L.size[k] = std::uint32_t(f.size);
-    L.aligned[k] = stride % f.size == 0 && f.offset % f.size == 0;  // staged tiles start 16-byte aligned
     L.vector[k] = reinterpret_cast<std::uintptr_t>(columns[k]) % 16 == 0;  // tiles start at multiples of 16 records
+    // Pieces: the widest of the field's size, 8, 4, 2 and 1 bytes that its offset and the stride keep
+    // aligned in every staged record (tiles start 16-byte aligned).
+    std::size_t piece = f.size;
+    while (piece > 1 && (f.offset % piece != 0 || stride % piece != 0)) piece /= 2;
+    L.piece[k] = std::uint8_t(piece);
     L.rotation[k] = runtime_rotation(f.size, stride);
     L.unit_shift[k] = std::uint8_t(f.size == 1 ? 4 : f.size == 2 ? 3 : f.size == 4 ? 2 : f.size == 8 ? 1 : 0);
     L.column[k] = static_cast<std::byte*>(const_cast<void*>(columns[k]));
@@ -243,7 +298,6 @@ inline std::size_t runtime_prepare(const char* op, runtime_layout& L, const void
   while (word > 1 && (reinterpret_cast<std::uintptr_t>(aos) % word != 0 || (std::size_t(L.tile) * stride) % word != 0)) word /= 2;
   return word;
 }
-
 #if defined(STRATA_BACKEND_CUDA)
 /// Global -> shared: the tile's words as asynchronous copies (cp.async where the GPU has it), all
 /// issued before the block waits for any, and without passing through registers. A load followed
