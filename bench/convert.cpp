@@ -208,7 +208,7 @@ STRATA_BENCHMARK(strata_aos_to_aosoa<mixed_convert>, "aos_to_aosoa/strata" + n26
 STRATA_BENCHMARK(strata_aosoa_to_aos<mixed_convert>, "aosoa_to_aos/strata" + n26 + "/mixed");
 STRATA_BENCHMARK(strata_soa_to_aosoa<mixed_convert>, "soa_to_aosoa/strata" + n26 + "/mixed");
 STRATA_BENCHMARK(strata_aosoa_to_soa<mixed_convert>, "aosoa_to_soa/strata" + n26 + "/mixed");
-// The runtime kernels with other tile limits (records cap, bytes budget; the default is 1024
+// The runtime kernels with other tile limits (records cap, bytes budget; the default is 4096
 // records within 24 KiB): runtime_tile<cap> and runtime_tile<cap>_<KiB>k.
 template <class T, bool ToSoa>
 void runtime_with_cap(benchmark::State& state, std::uint32_t cap, std::uint32_t budget) {
