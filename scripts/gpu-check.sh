@@ -76,6 +76,21 @@ if ! skip sanitize; then
     (
       extra=""; [ "$tool" = memcheck ] && extra="--leak-check full"
       : >"$LOGS/sanitize-$tool.failed"
+      # One run of binary $t under the tool: label, time limit, gtest filter. A run that outlives
+      # its limit is reported as stalled, and one where the tool says it lost track of a launch as a
+      # tool error: neither counts as clean, and neither holds up the other binaries.
+      one="$LOGS/sanitize-$tool.one"
+      run_one() {
+        timeout -k 10 "$2" compute-sanitizer --tool "$tool" $extra $api --require-cuda-init no --error-exitcode 99 "$t" \
+          --gtest_brief=1 --gtest_filter="$3" >"$one" 2>&1
+        local rc=$?
+        cat "$one" >>"$LOGS/sanitize-$tool.log"
+        if [ $rc = 124 ] || [ $rc = 137 ]; then echo " $1 (stalled: killed after $2 s)" >>"$LOGS/sanitize-$tool.failed"
+        elif [ $rc != 0 ] && grep -q 'Internal Sanitizer Error' "$one" && ! grep -qE 'Race reported|Invalid|Uninitialized|Barrier error|Leaked' "$one"; then
+          echo " $1 (tool error: $(grep -m1 -o 'Internal Sanitizer Error: [^.]*' "$one"))" >>"$LOGS/sanitize-$tool.failed"
+        elif [ $rc != 0 ]; then echo " $1" >>"$LOGS/sanitize-$tool.failed"; fi
+        rm -f "$one"
+      }
       for t in $tests; do
         echo "=== $(basename "$t")" >>"$LOGS/sanitize-$tool.log"
         skip_cases='*Large*:*OutOfMemory*'
@@ -90,26 +105,10 @@ if ! skip sanitize; then
         # received wire blocks (unpack_run) would read as uninitialized, so initcheck leaves them out.
         api=""; case "$(basename "$t")" in distributed_test | mpi_join_test) api="--report-api-errors no --kernel-name-exclude kns=nccl" ;; esac
         [ "$(basename "$t")" = distributed_test ] && [ "$tool" = initcheck ] && api+=" --kernel-name-exclude kns=unpack_run"
-        # A binary that outlives its time limit is reported as stalled, and one where the tool says
-        # it lost track of a launch as a tool error: neither counts as clean, and neither holds up
-        # the other binaries (racecheck 2025.3 sometimes does both on kernels launched from several
-        # host threads at once).
         # Under racecheck, the cases that launch from several host threads at once run apart, with
         # their own shorter limit: a stall there then costs STRATA_RACECHECK_THREADS_TIMEOUT seconds
         # (default 90), not the binary's limit, and every other case of the binary is still checked.
         threaded=""; [ "$tool" = racecheck ] && threaded="$racecheck_apart"
-        one="$LOGS/sanitize-$tool.one"
-        run_one() {  # label, limit, gtest filter
-          timeout -k 10 "$2" compute-sanitizer --tool "$tool" $extra $api --require-cuda-init no --error-exitcode 99 "$t" \
-            --gtest_brief=1 --gtest_filter="$3" >"$one" 2>&1
-          local rc=$?
-          cat "$one" >>"$LOGS/sanitize-$tool.log"
-          if [ $rc = 124 ] || [ $rc = 137 ]; then echo " $1 (stalled: killed after $2 s)" >>"$LOGS/sanitize-$tool.failed"
-          elif [ $rc != 0 ] && grep -q 'Internal Sanitizer Error' "$one" && ! grep -qE 'Race reported|Invalid|Uninitialized|Barrier error|Leaked' "$one"; then
-            echo " $1 (tool error: $(grep -m1 -o 'Internal Sanitizer Error: [^.]*' "$one"))" >>"$LOGS/sanitize-$tool.failed"
-          elif [ $rc != 0 ]; then echo " $1" >>"$LOGS/sanitize-$tool.failed"; fi
-          rm -f "$one"
-        }
         run_one "$(basename "$t")" "${STRATA_SANITIZER_TIMEOUT:-300}" "-$skip_cases${threaded:+:$threaded}"
         if [ -n "$threaded" ] && "$t" --gtest_list_tests --gtest_filter="$threaded" 2>/dev/null | grep -q '^  '; then
           echo "=== $(basename "$t"), cases launching from several threads" >>"$LOGS/sanitize-$tool.log"
