@@ -143,8 +143,9 @@ TYPED_TEST(Normalize, EveryRowLengthLayoutAndKind) {
 
 // The plan covers every row it is chosen for: the group's units span the row (or the parts' do),
 // the group has a thread for each element of the partial first and last units, groups within a
-// warp are powers of two and larger ones whole warps of at most max_group threads; on a GPU model
-// and on one where blocks above 256 threads do not fit.
+// warp are powers of two and larger ones whole warps of at most max_group threads; row plans
+// prefetch about the model's prefetch bytes ahead, streamed plans nothing; on a GPU model and on
+// one where blocks above 256 threads do not fit.
 TEST(NormalizePlan, EveryRowIsCovered) {
   namespace sn = strata::detail::norm;
   sn::device_model small = sn::host_model();
@@ -160,10 +161,15 @@ TEST(NormalizePlan, EveryRowIsCovered) {
         ASSERT_TRUE(p.group <= 32 ? strata::is_pow2(std::size_t(p.group)) : p.group % 32 == 0 && p.group <= sn::max_group);
         if (p.shape == sn::shape::rows) {
           ASSERT_EQ(p.block % p.group, 0);
+          // the prefetch distance: the rows nearest the model's prefetch bytes, at least one
+          const double row_bytes = double(units) * 16;
+          ASSERT_GE(p.ahead, 1);
+          ASSERT_NEAR(double(p.ahead) * row_bytes, std::max(model.prefetch_bytes, row_bytes), row_bytes / 2 + 1);
         } else {  // streamed: whole blocks per chunk, and a lag of at least a row's chunks (no deadlock)
           ASSERT_EQ(p.block, p.group);
           ASSERT_GE(p.lag, p.parts);
           ASSERT_GT(p.grid, 0);
+          ASSERT_EQ(p.ahead, 0);
         }
         ASSERT_GT(model.blocks_per_sm(p), 0);
       }
@@ -181,6 +187,48 @@ TYPED_TEST(Normalize, ManyRowsAndVeryLongRows) {
   check<norm_kind::rms, T>(300, 40000, layout::matrix, true);
   check<norm_kind::layer, T>(2, index_t(1) << 22, layout::dense, true);
   check<norm_kind::rms, T>(2, index_t(1) << 22, layout::matrix, false);
+}
+
+// The rows kernel's prefetch of the row `ahead` rows later is a hint: at any distance, on rows at
+// every offset from 16-byte boundaries (the prefetch covers the whole units inside a row) and on
+// whole rows, the output is the same bit for bit as without it, and nothing past the rows changes.
+TYPED_TEST(Normalize, PrefetchAheadChangesNoBit) {
+  using T = TypeParam;
+  namespace sn = strata::detail::norm;
+  STRATA_SEED_TRACE();
+  std::mt19937_64 g(strata_test::test_seed());
+  std::normal_distribution<float> d(0.5f, 2.0f);
+  for (index_t cols : {index_t(5), index_t(96), index_t(1023), index_t(4097)})
+    for (index_t pitch : {cols, cols + 3}) {
+      const index_t rows = 64, n = rows * pitch + 40;
+      std::vector<T> x(static_cast<std::size_t>(n)), gam(static_cast<std::size_t>(cols));
+      for (auto& e : x) e = strata::from_float<T>(d(g));
+      for (auto& e : gam) e = strata::from_float<T>(1.0f + 0.1f * d(g));
+      strata::buffer fx(x.size() * sizeof(T), strata::memory_space::device), fy(x.size() * sizeof(T), strata::memory_space::device);
+      strata::buffer gb(gam.size() * sizeof(T), strata::memory_space::device);
+      strata::copy_bytes(fx.data(), x.data(), fx.bytes());
+      strata::copy_bytes(gb.data(), gam.data(), gb.bytes());
+      const auto xv = strata::make_matrix_view<const T>(reinterpret_cast<const T*>(fx.data()), rows, cols, pitch);
+      const auto yv = strata::make_matrix_view(reinterpret_cast<T*>(fy.data()), rows, cols, pitch);
+      const cuda::std::span<const T> gs(reinterpret_cast<const T*>(gb.data()), std::size_t(cols)), none;
+      const sn::args<T> a{xv.data, yv.data, gs.data(), nullptr, rows, cols, pitch, pitch, 1e-5f};
+      sn::plan p = sn::planned<norm_kind::layer, T>(sn::needs_of(a));
+      ASSERT_EQ(p.shape, sn::shape::rows) << sn::describe(p);
+      std::vector<T> want;
+      for (index_t ahead : {index_t(0), index_t(1), index_t(3), rows - 1, rows}) {
+        SCOPED_TRACE(std::to_string(cols) + " cols, pitch " + std::to_string(pitch) + ", ahead " + std::to_string(ahead));
+        p.ahead = ahead;
+        strata::copy_bytes(fy.data(), x.data(), fy.bytes());  // the elements past the rows stay x's
+        sn::run_with<norm_kind::layer>(p, xv, yv, gs, none, 1e-5f);
+        strata::synchronize(strata::stream_t{});
+        std::vector<T> got(x.size());
+        strata::copy_bytes(got.data(), fy.data(), fy.bytes());
+        for (std::size_t i = std::size_t(rows - 1) * pitch + cols; i < got.size(); ++i)
+          ASSERT_EQ(std::memcmp(&got[i], &x[i], sizeof(T)), 0) << "element " << i << " past the rows was written";
+        if (want.empty()) want = got;
+        else ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(T)), 0);
+      }
+    }
 }
 
 TEST(NormalizeErrors, ShapesAndSizesAreChecked) {

@@ -123,14 +123,17 @@ __device__ inline moments part_moments(const row_part<T, V>& part, float n, int 
 /// would otherwise take more and run alone on its SM, and the streamed kernel's 16-bit variants
 /// would take up to 126 (half the blocks per SM). At 64 the whole-unit variants do not spill; the
 /// ragged-row 16-bit variants holding 7-8 units spill up to 40 bytes, which the sweep puts within
-/// 1% of the uncapped build (bench/results/nvidia-h200-2026-11-24-norm_stats.md).
+/// 1% of the uncapped build (bench/results/nvidia-h200-2026-11-24-norm_stats.md). Before loading
+/// its row, a group's first thread asks L2 for the whole units of the row `ahead` rows later
+/// (norm_plan.hpp: prefetch_seconds; 0: none), which a later block then reads from L2.
 template <norm_kind Kind, class T, int V, bool Whole>
-__global__ void __launch_bounds__(max_group, 2) rows_kernel(args<T> a, int G) {
+__global__ void __launch_bounds__(max_group, 2) rows_kernel(args<T> a, int G, index_t ahead) {
   __shared__ sum_slots slots;
   // Groups within a warp are powers of two (shift and mask); a larger group is the whole block.
   const int shift = G <= 32 ? __ffs(G) - 1 : 0, t = G <= 32 ? int(threadIdx.x) & (G - 1) : int(threadIdx.x);
   const index_t r = G <= 32 ? index_t(blockIdx.x) * (int(blockDim.x) >> shift) + (int(threadIdx.x) >> shift) : index_t(blockIdx.x);
   const bool live = r < a.rows;  // groups past the last row hold nothing but take part in the shuffles
+  if (ahead > 0 && t == 0 && r + ahead < a.rows) prefetch_row(a.x + (r + ahead) * a.x_pitch, a.cols);
   const T* xrow = a.x + (live ? r : 0) * a.x_pitch;
   row_part<T, V> part;
   if constexpr (Whole) {

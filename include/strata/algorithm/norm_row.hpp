@@ -183,9 +183,27 @@ STRATA_HD inline void store16(void* p, const vec::word16& w, cache_policy policy
   store16(p, w);
 }
 
+/// Asks L2 for `bytes` bytes at p (16-byte aligned, a multiple of 16) in one bulk prefetch, which
+/// nothing waits for. A hint: on the host and before sm_90 it does nothing.
+STRATA_HD inline void prefetch_l2(const void* p, index_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(unsigned(bytes)) : "memory");
+#else
+  (void)p, (void)bytes;
+#endif
+}
+
 template <class T>
 STRATA_HD inline const T* unit_base(const T* row, int head) {
   return reinterpret_cast<const T*>(reinterpret_cast<std::uintptr_t>(row) - std::uintptr_t(head) * sizeof(T));
+}
+
+/// Asks L2 for the units of a row that lie wholly inside it (the units a normalization reads as
+/// vectors), in one bulk prefetch.
+template <class T>
+STRATA_HD inline void prefetch_row(const T* row, index_t cols) {
+  const row_span s = span_of(row, cols);
+  if (s.full_end > s.full_begin) prefetch_l2(unit_base(row, s.head) + s.full_begin * lanes<T>, (s.full_end - s.full_begin) * 16);
 }
 
 /// Elements of a row's partial first and last units that one part of the row holds (the part of

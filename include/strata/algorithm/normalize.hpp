@@ -60,7 +60,9 @@ template <norm_kind Kind, class T>
 device_model gpu_model(bool whole) {
   device_model m;
   m.sms = current_device_shape().sms;
-  m.target_bytes_per_sm = memory_bandwidth() / m.sms * resident_seconds;
+  const double bandwidth = memory_bandwidth();
+  m.target_bytes_per_sm = bandwidth / m.sms * resident_seconds;
+  m.prefetch_bytes = bandwidth * prefetch_seconds;
   int l2 = 0;
   if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, current_device()) == cudaSuccess && l2 > 0) m.l2_bytes = l2;
   else (void)cudaGetLastError();
@@ -97,8 +99,8 @@ void launch(const plan& p, const args<T>& a, bool whole, stream_t stream) {
     const index_t per_block = p.block / p.group, blocks = (a.rows + per_block - 1) / per_block;
     check_blocks(blocks, a.rows);
     with_vpt(p.vpt, [&]<int V>() {
-      if (whole) rows_kernel<Kind, T, V, true><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group);
-      else rows_kernel<Kind, T, V, false><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group);
+      if (whole) rows_kernel<Kind, T, V, true><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group, p.ahead);
+      else rows_kernel<Kind, T, V, false><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group, p.ahead);
     });
     check_launch("normalization kernel");
   } else {
