@@ -125,12 +125,13 @@ using Dtypes = ::testing::Types<float, strata::bfloat16, strata::half>;
 TYPED_TEST_SUITE(Normalize, Dtypes);
 
 // Row lengths at and around configuration boundaries: groups within a warp, whole blocks of 1 to 8
-// units per thread up to 512 threads (4096 units), streamed chunks past that.
+// units per thread up to 512 threads (4096 units), blocks holding 1 to 8 more units a thread in
+// shared memory past that (layer norm 2), streamed chunks beyond.
 TYPED_TEST(Normalize, EveryRowLengthLayoutAndKind) {
   using T = TypeParam;
   STRATA_SEED_TRACE();
-  std::vector<index_t> lengths = {1, 2, 3, 5, 7, 9, 31, 32, 100, 127, 128, 257, 513, 1000, 1023, 1024, 1025, 3000, 4095, 4096, 4097, 5120, 12288, 16384};
-  if (!strata_test::under_sanitizer()) lengths.insert(lengths.end(), {16388, 32768, 32769, 65536, 100003});
+  std::vector<index_t> lengths = {1, 2, 3, 5, 7, 9, 31, 32, 100, 127, 128, 257, 513, 1000, 1023, 1024, 1025, 3000, 4095, 4096, 4097, 5120, 12288, 16384, 16395};
+  if (!strata_test::under_sanitizer()) lengths.insert(lengths.end(), {16388, 20000, 32768, 32769, 36000, 65536, 65537, 100003});
   for (index_t cols : lengths)
     for (layout l : {layout::matrix, layout::dense, layout::strided, layout::in_place, layout::shifted_output}) {
       const index_t rows = cols > 20000 ? 3 : 9;  // strided rows: nine cover every offset of a row start
@@ -144,22 +145,28 @@ TYPED_TEST(Normalize, EveryRowLengthLayoutAndKind) {
 // The plan covers every row it is chosen for: the group's units span the row (or the parts' do),
 // the group has a thread for each element of the partial first and last units, groups within a
 // warp are powers of two and larger ones whole warps of at most max_group threads; row plans
-// prefetch about the model's prefetch bytes ahead, streamed plans nothing; on a GPU model and on
-// one where blocks above 256 threads do not fit.
+// prefetch about the model's prefetch bytes ahead, streamed plans and blocks holding units in
+// shared memory nothing; those blocks hold at most the kind's limit and fit twice an SM; on a GPU
+// model (RMS and layer norm's limits) and on one where blocks above 256 threads do not fit.
 TEST(NormalizePlan, EveryRowIsCovered) {
   namespace sn = strata::detail::norm;
-  sn::device_model small = sn::host_model();
+  sn::device_model small = sn::host_model(), layer = sn::host_model_for(norm_kind::layer);
   small.blocks_per_sm = [](const sn::plan& p) { return p.block > 256 ? 0 : 4; };
-  for (const sn::device_model& model : {sn::host_model(), small})
+  for (const sn::device_model& model : {sn::host_model(), layer, small})
     for (index_t units = 1; units <= 70000; units += units < 5000 ? 1 : 997)
       for (int min_group : {0, 3, 7, 14}) {
         const sn::plan p = sn::choose(units, min_group, model);
         SCOPED_TRACE(std::to_string(units) + " units, " + std::to_string(min_group) + " partial elements: " + sn::describe(p));
-        ASSERT_GE(index_t(p.parts) * p.group * p.vpt, units);
+        ASSERT_GE(index_t(p.parts) * p.group * (p.vpt + p.spill), units);
+        ASSERT_LE(p.spill, model.max_spill);
         ASSERT_GE(p.group, min_group);
         ASSERT_TRUE(p.vpt >= 1 && p.vpt <= sn::max_vpt);
         ASSERT_TRUE(p.group <= 32 ? strata::is_pow2(std::size_t(p.group)) : p.group % 32 == 0 && p.group <= sn::max_group);
-        if (p.shape == sn::shape::rows) {
+        if (p.shape == sn::shape::rows && p.spill > 0) {  // a block per row, past the registers' capacity
+          ASSERT_GT(units, index_t(sn::max_group) * sn::max_vpt);
+          ASSERT_TRUE(p.group == p.block && p.vpt == sn::max_vpt && p.ahead == 0);
+          ASSERT_GE(model.blocks_per_sm(p), 2);
+        } else if (p.shape == sn::shape::rows) {
           ASSERT_EQ(p.block % p.group, 0);
           // the prefetch distance: the rows nearest the model's prefetch bytes, at least one
           const double row_bytes = double(units) * 16;
@@ -173,6 +180,23 @@ TEST(NormalizePlan, EveryRowIsCovered) {
         }
         ASSERT_GT(model.blocks_per_sm(p), 0);
       }
+}
+
+// Which rows take a block partly in shared memory on the model GPU: just past the registers'
+// 4096 units a block (1 unit a thread more), up to 8 more for RMS norm and 2 for layer norm;
+// streamed beyond.
+TEST(NormalizePlan, WideRowsUpToTheKindsLimit) {
+  namespace sn = strata::detail::norm;
+  const sn::device_model rms = sn::host_model_for(norm_kind::rms), layer = sn::host_model_for(norm_kind::layer);
+  EXPECT_EQ(sn::choose(4096, 0, rms).spill, 0);
+  EXPECT_EQ(sn::choose(4097, 14, rms).spill, 1);
+  EXPECT_EQ(sn::choose(4097, 14, layer).spill, 1);
+  EXPECT_EQ(sn::choose(5120, 0, layer).spill, 2);
+  EXPECT_EQ(sn::choose(5121, 0, layer).shape, sn::shape::streamed);
+  EXPECT_EQ(sn::choose(8192, 0, rms).spill, 8);
+  EXPECT_EQ(sn::choose(8193, 0, rms).shape, sn::shape::streamed);
+  const sn::plan p = sn::choose(6000, 0, rms);
+  EXPECT_EQ(sn::describe(p), "rows group=512 vpt=8 block=512 spill=4");
 }
 
 // More rows than the GPU holds at once (rows in several waves; streamed rows with more chunks than

@@ -92,8 +92,8 @@ struct sum_slots {
 /// sums them twice more by butterfly: the part's mean from the warps' sums, then
 /// M2 = sum over warps of (M2_w + count_w (mean_w - mean)^2), each term about the part's mean (no
 /// cancellation, the same bits in every thread).
-template <norm_kind Kind, class T, int V>
-__device__ inline moments part_moments(const row_part<T, V>& part, float n, int G, sum_slots& slots) {
+template <norm_kind Kind, class T, int V, bool Spill>
+__device__ inline moments part_moments(const row_part<T, V, Spill>& part, float n, int G, sum_slots& slots) {
   if constexpr (Kind == norm_kind::rms) {
     return {n, 0.0f, group_sum(part.template sum<Kind>(), G, slots.sums[0])};
   } else {
@@ -126,16 +126,20 @@ __device__ inline moments part_moments(const row_part<T, V>& part, float n, int 
 /// 1% of the uncapped build (bench/results/nvidia-h200-2026-11-24-norm_stats.md). Before loading
 /// its row, a group's first thread asks L2 for the whole units of the row `ahead` rows later
 /// (norm_plan.hpp: prefetch_seconds; 0: none), which a later block then reads from L2.
-template <norm_kind Kind, class T, int V, bool Whole>
-__global__ void __launch_bounds__(max_group, 2) rows_kernel(args<T> a, int G, index_t ahead) {
+/// Spill: a block holds its row with `spill` units a thread past the registers' V in dynamic
+/// shared memory (norm_plan.hpp: wide_candidates).
+template <norm_kind Kind, class T, int V, bool Whole, bool Spill = false>
+__global__ void __launch_bounds__(max_group, 2) rows_kernel(args<T> a, int G, index_t ahead, int spill) {
   __shared__ sum_slots slots;
+  extern __shared__ vec::word16 spill_slots[];
   // Groups within a warp are powers of two (shift and mask); a larger group is the whole block.
   const int shift = G <= 32 ? __ffs(G) - 1 : 0, t = G <= 32 ? int(threadIdx.x) & (G - 1) : int(threadIdx.x);
   const index_t r = G <= 32 ? index_t(blockIdx.x) * (int(blockDim.x) >> shift) + (int(threadIdx.x) >> shift) : index_t(blockIdx.x);
   const bool live = r < a.rows;  // groups past the last row hold nothing but take part in the shuffles
   if (ahead > 0 && t == 0 && r + ahead < a.rows) prefetch_row(a.x + (r + ahead) * a.x_pitch, a.cols);
   const T* xrow = a.x + (live ? r : 0) * a.x_pitch;
-  row_part<T, V> part;
+  row_part<T, V, Spill> part;
+  if constexpr (Spill) part.sp = spill_slots + t, part.spill = spill;
   if constexpr (Whole) {
     part.load_whole(xrow, 0, a.cols / lanes<T>, t, G, live);
     const moments m = part_moments<Kind>(part, float(a.cols), G, slots);

@@ -18,7 +18,8 @@ namespace strata::detail::norm {
 
 /// How rows are spread over the GPU.
 enum class shape : int {
-  rows,      ///< a group of `group` threads per row, block / group rows per block
+  rows,      ///< a group of `group` threads per row, block / group rows per block (a block per
+             ///< row holding `spill` more units a thread in shared memory where spill > 0)
   streamed,  ///< rows in chunks of `group` x `vpt` units: statistics items, then normalize items
              ///< `lag` items later that read the chunk again from L2 (x leaves DRAM once)
 };
@@ -32,18 +33,27 @@ struct plan {
   int grid = 0;     // streamed: blocks launched
   index_t lag = 0;  // streamed: items between a chunk's statistics and its normalization
   index_t ahead = 0;  // rows: a group first asks L2 for the row this many rows past its own (0: none)
+  int spill = 0;      // rows: units a thread holds in shared memory past its vpt in registers
 };
 
 inline constexpr int max_vpt = 8;         // units per thread: 32 registers of row data at most
 inline constexpr int max_group = 512;     // threads per block: more leave too few registers a thread
 inline constexpr int small_block = 128;   // a block of rows whose group is at most a warp
 
+/// The most units a thread of a block holding a whole row keeps in shared memory past its 8 in
+/// registers (wide_candidates), by kind: in the probe such blocks ran 10-25% faster than streamed
+/// rows up to these lengths on the H200 (RMS norm reads each shared unit twice, layer norm three
+/// times and gains less), and slower beyond (bench/results/nvidia-h200-2026-11-28-norm-wide.md; the
+/// library's plans: 1.06-1.23x the streamed ones at 16640-65536 elements,
+/// bench/results/nvidia-h200-2026-11-28-norm-wide-library.md).
+inline constexpr int layer_max_spill = 2, rms_max_spill = 8;
+
 inline std::string describe(const plan& p) {
   static const char* names[] = {"rows", "streamed"};
   return std::string(names[int(p.shape)]) + " group=" + std::to_string(p.group) + " vpt=" + std::to_string(p.vpt) +
          " block=" + std::to_string(p.block) + (p.parts > 1 ? " parts=" + std::to_string(p.parts) : "") +
          (p.shape == norm::shape::streamed ? " grid=" + std::to_string(p.grid) + " lag=" + std::to_string(p.lag) : "") +
-         (p.ahead > 0 ? " ahead=" + std::to_string(p.ahead) : "");
+         (p.spill > 0 ? " spill=" + std::to_string(p.spill) : "") + (p.ahead > 0 ? " ahead=" + std::to_string(p.ahead) : "");
 }
 
 /// 16-byte units a row of `cols` elements of `size` bytes spans: one more unit where a row may
@@ -98,14 +108,16 @@ struct device_model {
   double l2_bytes = 50.0 * 1024 * 1024;
   double target_bytes_per_sm = 4.8e12 / 132 * resident_seconds;
   double prefetch_bytes = 4.8e12 * prefetch_seconds;
+  int max_spill = rms_max_spill;  // the kind's limit on a plan's spill
   std::function<int(const plan&)> blocks_per_sm;
 };
 
 /// The rows nearest the device's prefetch bytes (at least one): a row plan's `ahead`. Streamed
 /// plans prefetch nothing: chunks prefetched by their statistics items ran 1-8% slower at every
-/// distance from 1 to 8 MB (the same file).
+/// distance from 1 to 8 MB (the same file); nor do blocks holding rows partly in shared memory
+/// (3-10% slower, bench/results/raw-2026-11-28-norm-wide/wide-1.txt).
 inline void set_ahead(plan& p, index_t units, const device_model& dev) {
-  if (p.shape != norm::shape::rows || dev.prefetch_bytes <= 0) return;
+  if (p.shape != norm::shape::rows || p.spill > 0 || dev.prefetch_bytes <= 0) return;
   p.ahead = std::max<index_t>(1, index_t(std::llround(dev.prefetch_bytes / (double(units) * 16.0))));
 }
 
@@ -152,9 +164,25 @@ inline std::vector<plan> streamed_candidates(index_t units, const device_model& 
   return out;
 }
 
+/// Rows longer than a block holds in registers but at most `max_spill` units a thread longer: one
+/// block of max_group threads per row, max_vpt units a thread in registers and the rest in shared
+/// memory, where two such blocks fit an SM (one alone ran at 0.42-0.55 of a copy).
+inline std::vector<plan> wide_candidates(index_t units, const device_model& dev) {
+  std::vector<plan> out;
+  const index_t in_regs = index_t(max_group) * max_vpt;
+  if (units <= in_regs) return out;
+  const index_t spill = (units - in_regs + max_group - 1) / max_group;
+  if (spill > dev.max_spill) return out;
+  plan p;
+  p.shape = norm::shape::rows, p.group = max_group, p.vpt = max_vpt, p.block = max_group, p.spill = int(spill);
+  if (dev.blocks_per_sm(p) >= 2) out.push_back(p);
+  return out;
+}
+
 /// The plan for rows spanning `units` 16-byte units (with up to `min_group` elements in partial
-/// units): the best-scoring row plan; rows longer than a block holds are streamed (blocks of 128
-/// threads and more hold any row's partial elements). Streamed plans measured within a few percent
+/// units): the best-scoring row plan; rows longer than a block holds in registers are held by a
+/// block with the rest in shared memory up to the kind's limit (wide_candidates), and streamed
+/// beyond it (blocks of 128 threads and more hold any row's partial elements). Streamed plans measured within a few percent
 /// of clusters of blocks and of co-resident blocks per row at 16388-32768 elements and ahead of
 /// them beyond (bench/results/raw-2026-11-23-norm/call5-long-rows-streamed-vs-cluster-split.json),
 /// with no limit on row length.
@@ -168,6 +196,9 @@ inline plan choose(index_t units, int min_group, const device_model& dev) {
     }
   };
   consider(row_candidates(units, min_group));
+  if (best_score < 0) {
+    if (const std::vector<plan> wide = wide_candidates(units, dev); !wide.empty()) best = wide.front(), best_score = 1;
+  }
   if (best_score < 0) consider(streamed_candidates(units, dev));
   if (best_score < 0) throw std::runtime_error("strata: normalization: no kernel configuration fits this device");
   set_ahead(best, units, dev);
@@ -177,18 +208,21 @@ inline plan choose(index_t units, int min_group, const device_model& dev) {
 /// Every plan choose() weighs for such rows (sweeps time them all to check the choice).
 inline std::vector<plan> considered(index_t units, int min_group, const device_model& dev) {
   std::vector<plan> out = row_candidates(units, min_group);
-  if (out.empty()) out = streamed_candidates(units, dev);
+  if (out.empty()) {
+    out = wide_candidates(units, dev);
+    for (const plan& p : streamed_candidates(units, dev)) out.push_back(p);
+  }
   for (plan& p : out) set_ahead(p, units, dev);
   return out;
 }
 
-/// The host backend's model GPU: an H100-like SM (64 Ki registers, 2048 threads, 32 blocks) and a
-/// kernel that takes 32 registers plus 4 per unit a thread holds.
+/// The host backend's model GPU: an H100-like SM (64 Ki registers, 2048 threads, 32 blocks, 228 KiB
+/// of shared memory) and a kernel that takes 32 registers plus 4 per unit a thread holds.
 inline device_model host_model() {
   device_model m;
   m.blocks_per_sm = [](const plan& p) {
-    const int regs = 32 + 4 * p.vpt;
-    return std::max(0, std::min({32, 2048 / p.block, 65536 / (p.block * regs)}));
+    const int regs = 32 + 4 * p.vpt, smem = 1024 + p.spill * p.block * 16;  // 228 KiB of shared memory an SM
+    return std::max(0, std::min({32, 2048 / p.block, 65536 / (p.block * regs), 228 * 1024 / smem}));
   };
   return m;
 }

@@ -206,6 +206,21 @@ STRATA_HD inline void prefetch_row(const T* row, index_t cols) {
   if (s.full_end > s.full_begin) prefetch_l2(unit_base(row, s.head) + s.full_begin * lanes<T>, (s.full_end - s.full_begin) * 16);
 }
 
+/// Copies a 16-byte unit into shared memory without holding a register for it (cp.async; a plain
+/// copy on the host and before sm_80). The data is there after wait_copies().
+STRATA_HD inline void copy16_async(vec::word16* dst, const void* src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(unsigned(__cvta_generic_to_shared(dst))), "l"(src) : "memory");
+#else
+  *dst = load16(src);
+#endif
+}
+STRATA_HD inline void wait_copies() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
 /// Elements of a row's partial first and last units that one part of the row holds (the part of
 /// units [begin, end)); a group needs at least this many threads (norm_plan.hpp: min_group).
 STRATA_HD inline int partial_elements(const row_span& s, index_t begin, index_t end, int L, int& head_n, index_t& tail_c) {
@@ -227,7 +242,10 @@ STRATA_HD inline float elements_in(const row_span& s, index_t begin, index_t end
 /// slots [k_lo, k_hi) hold whole units, the others zero. The elements of the row's partial first
 /// and last units (fewer than 2 * L) are spread one per thread over the group's first threads
 /// (`extra`, element `extra_c` of the row): their masks stay out of every slot's code.
-template <class T, int V>
+/// Spill: slots V .. V + spill - 1 lie in shared memory (slot V + j at sp[j * step], set by the
+/// caller; a thread reads only its own slots, so no barrier guards them), loaded by cp.async
+/// while the registers' loads are in flight. Every pass visits the slots in order, registers first.
+template <class T, int V, bool Spill = false>
 struct row_part {
   static constexpr int L = lanes<T>;
   vec::word16 w[V];
@@ -235,21 +253,36 @@ struct row_part {
   int step, k_lo, k_hi;
   index_t extra_c;  // the row element this thread holds besides its units, -1 for none
   float extra;
+  vec::word16* sp = nullptr;  // Spill: this thread's first shared-memory slot
+  int spill = 0;              // Spill: slots in shared memory
 
   STRATA_HD bool whole(int k) const { return k >= k_lo && k < k_hi; }
+  STRATA_HD int slots() const { return Spill ? V + spill : V; }
+  /// The unit in shared-memory slot V + j, read when used. (Never w[k] at a run-time k: indexing
+  /// the registers' array at run time would move it to local memory.)
+  STRATA_HD vec::word16 shared_unit(int j) const { return sp[j * step]; }
 
   /// Rows on 16-byte boundaries made of whole units (the common case, chosen per call), units
   /// [begin, end) of them: the thread's units are begin + t + k * G below end, found by compares,
   /// so the loads issue after a few instructions.
   STRATA_HD void load_whole(const T* row, index_t begin, index_t end, int t, int G, bool live, cache_policy policy = 0) {
     first = begin + t, step = G, k_lo = 0, k_hi = 0, extra_c = -1, extra = 0.0f;
-    const int units = int(end - begin);  // a part: at most G * V units
+    const int units = int(end - begin);  // a part: at most G * (V + spill) units
     STRATA_UNROLL
     for (int k = 0; k < V; ++k) {
       const bool mine = live && t + k * G < units;
       w[k] = vec::word16{};
       if (mine) w[k] = load16(row + (first + k * G) * L, policy);
       k_hi += mine ? 1 : 0;
+    }
+    if constexpr (Spill) {
+      for (int k = V; k < V + spill; ++k) {
+        const bool mine = live && t + k * G < units;
+        if (mine) copy16_async(sp + (k - V) * step, row + (first + k * G) * L);
+        else sp[(k - V) * step] = vec::word16{};
+        k_hi += mine ? 1 : 0;
+      }
+      wait_copies();
     }
   }
 
@@ -261,7 +294,7 @@ struct row_part {
     const index_t fe = s.full_end < end ? s.full_end : end;
     k_lo = first < s.full_begin ? 1 : 0;
     k_hi = !live || first >= fe ? 0 : (int(fe - first) + G - 1) / G;
-    if (k_hi > V) k_hi = V;
+    if (k_hi > slots()) k_hi = slots();
     if (k_hi < k_lo) k_hi = k_lo;
     int head_n;
     index_t tail_c;
@@ -273,7 +306,14 @@ struct row_part {
       w[k] = vec::word16{};
       if (whole(k)) w[k] = load16(base + (first + index_t(k) * step) * L, policy);
     }
+    if constexpr (Spill) {
+      for (int k = V; k < V + spill; ++k) {
+        if (whole(k)) copy16_async(sp + (k - V) * step, base + (first + index_t(k) * step) * L);
+        else sp[(k - V) * step] = vec::word16{};
+      }
+    }
     extra = extra_c >= 0 ? to_float(row[extra_c]) : 0.0f;
+    if constexpr (Spill) wait_copies();
   }
 
   /// Elements this thread holds.
@@ -282,25 +322,33 @@ struct row_part {
   template <norm_kind Kind>
   STRATA_HD float sum() const {
     float s = Kind == norm_kind::layer ? extra : extra * extra;
-    STRATA_UNROLL
-    for (int k = 0; k < V; ++k) {
+    auto add = [&](const vec::word16& u) {
       float f[L];
-      unpack_kept<T>(w[k], f);
+      unpack_kept<T>(u, f);
       STRATA_UNROLL
       for (int i = 0; i < L; ++i) s += Kind == norm_kind::layer ? f[i] : f[i] * f[i];  // empty slots are zero
+    };
+    STRATA_UNROLL
+    for (int k = 0; k < V; ++k) add(w[k]);
+    if constexpr (Spill) {
+      for (int k = V; k < V + spill; ++k) add(shared_unit(k - V));
     }
     return s;
   }
   /// Sum of (x - c)^2 over the thread's elements.
   STRATA_HD float sum_squares(float c) const {
     float m2 = extra_c >= 0 ? (extra - c) * (extra - c) : 0.0f;
-    STRATA_UNROLL
-    for (int k = 0; k < V; ++k) {
+    auto add = [&](const vec::word16& u, int k) {
       float f[L], acc = 0;
-      unpack_kept<T>(w[k], f);
+      unpack_kept<T>(u, f);
       STRATA_UNROLL
       for (int i = 0; i < L; ++i) acc += (f[i] - c) * (f[i] - c);
       m2 += whole(k) ? acc : 0.0f;
+    };
+    STRATA_UNROLL
+    for (int k = 0; k < V; ++k) add(w[k], k);
+    if constexpr (Spill) {
+      for (int k = V; k < V + spill; ++k) add(shared_unit(k - V), k);
     }
     return m2;
   }
@@ -311,12 +359,10 @@ struct row_part {
   template <bool VecOut, bool VecAffine>
   STRATA_HD void write(T* yrow, const T* gamma, const T* beta, const row_span& s, float mean, float rstd, cache_policy policy = 0) const {
     T* ybase = const_cast<T*>(unit_base(yrow, s.head));
-    STRATA_UNROLL
-    for (int k = 0; k < V; ++k) {
-      if (!whole(k)) continue;
+    auto put = [&](const vec::word16& unit_k, int k) {
       const index_t u = first + index_t(k) * step, c0 = u * L - s.head;
       float x[L], g[L], b[L], v[L];
-      unpack_kept<T>(w[k], x);
+      unpack_kept<T>(unit_k, x);
       affine<VecAffine>(gamma, c0, 1.0f, g);
       affine<VecAffine>(beta, c0, 0.0f, b);
       STRATA_UNROLL
@@ -326,6 +372,13 @@ struct row_part {
       } else {
         for (int i = 0; i < L; ++i) yrow[c0 + i] = from_float<T>(v[i]);
       }
+    };
+    STRATA_UNROLL
+    for (int k = 0; k < V; ++k)
+      if (whole(k)) put(w[k], k);
+    if constexpr (Spill) {
+      for (int k = V; k < V + spill; ++k)
+        if (whole(k)) put(shared_unit(k - V), k);
     }
     if (extra_c >= 0) {
       const float g = gamma ? to_float(gamma[extra_c]) : 1.0f, b = beta ? to_float(beta[extra_c]) : 0.0f;
@@ -366,8 +419,8 @@ STRATA_HD inline bool affine_on_units(const T* gamma, const T* beta, int head) {
 }
 
 /// Writes a thread's units choosing the store and affine widths the row's alignment allows.
-template <class T, int V>
-STRATA_HD inline void write_part(const row_part<T, V>& part, const args<T>& a, const T* xrow, T* yrow, const row_span& s,
+template <class T, int V, bool Spill>
+STRATA_HD inline void write_part(const row_part<T, V, Spill>& part, const args<T>& a, const T* xrow, T* yrow, const row_span& s,
                                  float mean, float rstd, cache_policy policy = 0) {
   const bool vec_out = same_phase(xrow, yrow), vec_affine = affine_on_units(a.gamma, a.beta, s.head);
   if (vec_out && vec_affine) part.template write<true, true>(yrow, a.gamma, a.beta, s, mean, rstd, policy);

@@ -2,8 +2,9 @@
 // owns): layer norm (y = (x - mean) / sqrt(var + eps) * gamma + beta) and RMS norm
 // (y = x / sqrt(mean(x^2) + eps) * gamma), fp32 / bf16 / fp16 storage, fp32 arithmetic, gamma and
 // beta optional. Each row is read from device memory once and held in registers, in 16-byte units
-// on 16-byte boundaries (norm_row.hpp): by a group of threads per row, or for rows longer than a
-// block holds in chunks whose statistics are merged before the chunks are read again from L2.
+// on 16-byte boundaries (norm_row.hpp): by a group of threads per row; rows somewhat longer than a
+// block holds in registers by a block with the rest in shared memory; longer rows in chunks whose
+// statistics are merged before the chunks are read again from L2.
 // The configuration comes from the row length, the dtype and the device (norm_plan.hpp, the
 // occupancy API); the path taken is returned. The kernels are in norm_kernels.hpp.
 #pragma once
@@ -22,6 +23,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -35,10 +37,27 @@ namespace detail::norm {
 // ---- the device model and the launch ---------------------------------------------------------
 
 template <norm_kind Kind, class T, int V>
-auto kernel_of(norm::shape s, bool whole) {
-  if (s == norm::shape::streamed)
+auto kernel_of(const plan& p, bool whole) {
+  if (p.shape == norm::shape::streamed)
     return whole ? reinterpret_cast<const void*>(&streamed_kernel<Kind, T, V, true>) : reinterpret_cast<const void*>(&streamed_kernel<Kind, T, V, false>);
+  if (p.spill > 0)
+    return whole ? reinterpret_cast<const void*>(&rows_kernel<Kind, T, max_vpt, true, true>)
+                 : reinterpret_cast<const void*>(&rows_kernel<Kind, T, max_vpt, false, true>);
   return whole ? reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, true>) : reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, false>);
+}
+
+/// Dynamic shared memory of a plan's blocks: the units they hold past their registers.
+inline std::size_t spill_bytes(const plan& p) { return std::size_t(p.spill) * std::size_t(p.block) * 16; }
+
+/// Lets a kernel that holds units in shared memory take the most any plan gives it (past the
+/// default 48 KiB), once per device and kernel.
+inline void allow_spill(const void* kernel) {
+  static std::mutex m;
+  static std::set<std::pair<int, const void*>> done;
+  std::lock_guard<std::mutex> lock(m);
+  if (!done.insert({current_device(), kernel}).second) return;
+  const int most = int(std::size_t(rms_max_spill) * max_group * 16);
+  cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, most), "cudaFuncSetAttribute (normalization)");
 }
 
 /// The current GPU's memory bandwidth in bytes per second, from its memory clock and bus width
@@ -66,8 +85,13 @@ device_model gpu_model(bool whole) {
   int l2 = 0;
   if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, current_device()) == cudaSuccess && l2 > 0) m.l2_bytes = l2;
   else (void)cudaGetLastError();
+  m.max_spill = Kind == norm_kind::layer ? layer_max_spill : rms_max_spill;
   m.blocks_per_sm = [whole](const plan& p) {
-    return with_vpt(p.vpt, [&]<int V>() { return strata::detail::blocks_per_sm(kernel_of<Kind, T, V>(p.shape, whole), p.block); });
+    return with_vpt(p.vpt, [&]<int V>() {
+      const void* k = kernel_of<Kind, T, V>(p, whole);
+      if (p.spill > 0) allow_spill(k);
+      return strata::detail::blocks_per_sm(k, p.block, spill_bytes(p));
+    });
   };
   return m;
 }
@@ -95,12 +119,19 @@ inline void check_blocks(index_t blocks, index_t rows) {
 
 template <norm_kind Kind, class T>
 void launch(const plan& p, const args<T>& a, bool whole, stream_t stream) {
-  if (p.shape == norm::shape::rows) {
+  if (p.shape == norm::shape::rows && p.spill > 0) {  // a block per row, part of it in shared memory
+    check_blocks(a.rows, a.rows);
+    const void* k = kernel_of<Kind, T, max_vpt>(p, whole);
+    allow_spill(k);
+    if (whole) rows_kernel<Kind, T, max_vpt, true, true><<<unsigned(a.rows), p.block, spill_bytes(p), stream>>>(a, p.group, p.ahead, p.spill);
+    else rows_kernel<Kind, T, max_vpt, false, true><<<unsigned(a.rows), p.block, spill_bytes(p), stream>>>(a, p.group, p.ahead, p.spill);
+    check_launch("normalization kernel (rows partly in shared memory)");
+  } else if (p.shape == norm::shape::rows) {
     const index_t per_block = p.block / p.group, blocks = (a.rows + per_block - 1) / per_block;
     check_blocks(blocks, a.rows);
     with_vpt(p.vpt, [&]<int V>() {
-      if (whole) rows_kernel<Kind, T, V, true><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group, p.ahead);
-      else rows_kernel<Kind, T, V, false><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group, p.ahead);
+      if (whole) rows_kernel<Kind, T, V, true><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group, p.ahead, 0);
+      else rows_kernel<Kind, T, V, false><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group, p.ahead, 0);
     });
     check_launch("normalization kernel");
   } else {
@@ -149,8 +180,8 @@ moments host_butterfly(std::vector<moments> lane) {
   return lane[0];
 }
 /// part_moments() for a part's threads held in an array.
-template <norm_kind Kind, class T, int V>
-moments host_part_moments(const row_part<T, V>* th, float n, int G) {
+template <norm_kind Kind, class T, int V, bool Spill>
+moments host_part_moments(const row_part<T, V, Spill>* th, float n, int G) {
   // value(thread) of threads [first, first + width), summed as a group of that width sums it.
   auto sum_of = [&](int first, int width, auto value) {
     std::vector<float> lane(static_cast<std::size_t>(width));
@@ -183,13 +214,16 @@ moments host_part_moments(const row_part<T, V>* th, float n, int G) {
 
 /// One row the way the plan's kernel treats it: every thread of every part loads its units, each
 /// part's group merges its threads' statistics, the parts merge theirs, every thread writes.
-template <norm_kind Kind, class T, int V>
+template <norm_kind Kind, class T, int V, bool Spill = false>
 void host_row(const plan& p, const args<T>& a, bool whole, index_t r) {
   const T* xrow = a.x + r * a.x_pitch;
   const row_span s = span_of(xrow, a.cols);
   const int G = p.group, parts = p.shape == norm::shape::rows ? 1 : p.parts;
   const index_t chunk = p.shape == norm::shape::rows ? s.units : index_t(G) * V;
-  std::vector<row_part<T, V>> threads(std::size_t(parts) * G);
+  std::vector<row_part<T, V, Spill>> threads(std::size_t(parts) * G);
+  std::vector<vec::word16> shared(Spill ? std::size_t(p.spill) * std::size_t(G) : 0);  // the block's shared-memory slots
+  if constexpr (Spill)
+    for (int t = 0; t < G; ++t) threads[std::size_t(t)].sp = shared.data() + t, threads[std::size_t(t)].spill = p.spill;
   std::vector<moments> part_stats(std::size_t(std::max(parts, 32)), moments{0.0f, 0.0f, 0.0f});
   for (int q = 0; q < parts; ++q) {
     const index_t begin = q * chunk, end = std::min(s.units, begin + chunk);
@@ -197,7 +231,7 @@ void host_row(const plan& p, const args<T>& a, bool whole, index_t r) {
     index_t tail_c;
     if (partial_elements(s, begin, end, lanes<T>, head_n, tail_c) > G)
       throw std::logic_error("strata: normalization plan " + describe(p) + " has fewer threads than partial elements");
-    row_part<T, V>* th = &threads[std::size_t(q) * G];
+    row_part<T, V, Spill>* th = &threads[std::size_t(q) * G];
     for (int t = 0; t < G; ++t) {
       if (whole) th[t].load_whole(xrow, begin, end, t, G, begin < end);
       else th[t].load(xrow, s, begin, end, t, G, begin < end);
@@ -212,7 +246,7 @@ void host_row(const plan& p, const args<T>& a, bool whole, index_t r) {
   }
   float mean, rstd;
   finish<Kind>(m, a.cols, a.eps, mean, rstd);
-  for (const row_part<T, V>& th : threads) {
+  for (const row_part<T, V, Spill>& th : threads) {
     if (whole) th.template write<true, true>(a.y + r * a.y_pitch, a.gamma, a.beta, row_span{a.cols, 0, 0, 0, 0}, mean, rstd);
     else write_part(th, a, xrow, a.y + r * a.y_pitch, s, mean, rstd);
   }
@@ -220,6 +254,11 @@ void host_row(const plan& p, const args<T>& a, bool whole, index_t r) {
 
 template <norm_kind Kind, class T>
 void host_rows(const plan& p, const args<T>& a, bool whole) {
+  if (p.spill > 0) {
+    STRATA_PARALLEL_FOR_IF(a.rows > 16)
+    for (index_t r = 0; r < a.rows; ++r) host_row<Kind, T, max_vpt, true>(p, a, whole, r);
+    return;
+  }
   with_vpt(p.vpt, [&]<int V>() {
     STRATA_PARALLEL_FOR_IF(a.rows > 16)
     for (index_t r = 0; r < a.rows; ++r) host_row<Kind, T, V>(p, a, whole, r);
@@ -266,13 +305,20 @@ row_needs needs_of(const args<T>& a) {
   return n;
 }
 
+/// The host backend's model GPU with the kind's limit on units held in shared memory.
+inline device_model host_model_for(norm_kind kind) {
+  device_model m = host_model();
+  m.max_spill = kind == norm_kind::layer ? layer_max_spill : rms_max_spill;
+  return m;
+}
+
 /// The plan a call would take for such rows, and every plan the choice weighs (sweeps, tests).
 template <norm_kind Kind, class T>
 plan planned(const row_needs& n) {
 #if defined(STRATA_BACKEND_CUDA)
   return chosen<Kind, T>(n.units, n.partial, n.whole);
 #else
-  return choose(n.units, n.partial, host_model());
+  return choose(n.units, n.partial, host_model_for(Kind));
 #endif
 }
 template <norm_kind Kind, class T>
@@ -280,7 +326,7 @@ std::vector<plan> plans_considered(const row_needs& n) {
 #if defined(STRATA_BACKEND_CUDA)
   return considered(n.units, n.partial, gpu_model<Kind, T>(n.whole));
 #else
-  return considered(n.units, n.partial, host_model());
+  return considered(n.units, n.partial, host_model_for(Kind));
 #endif
 }
 

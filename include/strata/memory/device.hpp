@@ -99,16 +99,18 @@ inline const device_shape& current_device_shape() {
 }
 inline void check_launch(const char* what) { cuda_check(cudaGetLastError(), what); }
 
-/// Blocks of `kernel` at `threads` threads a block (no dynamic shared memory) that one SM of the
-/// current device holds at once: the occupancy API, asked once per device, kernel and block size.
-inline int blocks_per_sm(const void* kernel, int threads) {
+/// Blocks of `kernel` at `threads` threads a block and `shared` bytes of dynamic shared memory
+/// (which the kernel must be allowed, cudaFuncAttributeMaxDynamicSharedMemorySize, past 48 KiB)
+/// that one SM of the current device holds at once: the occupancy API, asked once per device,
+/// kernel, block size and shared memory.
+inline int blocks_per_sm(const void* kernel, int threads, std::size_t shared = 0) {
   static std::mutex m;
-  static std::map<std::tuple<int, const void*, int>, int> cache;
-  const auto key = std::make_tuple(current_device(), kernel, threads);
+  static std::map<std::tuple<int, const void*, int, std::size_t>, int> cache;
+  const auto key = std::make_tuple(current_device(), kernel, threads, shared);
   std::lock_guard<std::mutex> lock(m);
   auto [it, fresh] = cache.try_emplace(key, 0);
   if (fresh) {
-    const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&it->second, kernel, threads, 0);
+    const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&it->second, kernel, threads, shared);
     if (e != cudaSuccess) cache.erase(it);
     cuda_check(e, "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
   }
