@@ -1,6 +1,6 @@
 // The kernels of strata's row normalization (normalize.hpp): the reductions of a row's statistics
-// over a group of threads, the rows kernel (a group holds each row in registers) and the streamed
-// kernel (rows longer than a block holds, in chunks); with the helpers the host backend's
+// over a group of threads, the rows kernel (a group holds each row in registers, a block past them
+// in shared memory too) and the streamed kernel (longer rows, in chunks); with the helpers the host backend's
 // emulation shares. The plan that picks among them and the launch are in normalize.hpp.
 #pragma once
 
