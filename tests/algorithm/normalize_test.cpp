@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
 
 namespace {
 
@@ -197,6 +198,15 @@ TEST(NormalizePlan, WideRowsUpToTheKindsLimit) {
   EXPECT_EQ(sn::choose(8193, 0, rms).shape, sn::shape::streamed);
   const sn::plan p = sn::choose(6000, 0, rms);
   EXPECT_EQ(sn::describe(p), "rows group=512 vpt=8 block=512 spill=4");
+  // A device that lets a block take only 48 KiB of dynamic shared memory: 6 units a thread fit
+  // (512 threads x 6 x 16 bytes), 7 do not, and such rows stream instead.
+  sn::device_model small = rms;
+  small.max_block_shared = 48 * 1024;
+  EXPECT_EQ(sn::choose(4096 + 6 * 512, 0, small).spill, 6);
+  EXPECT_EQ(sn::choose(4096 + 6 * 512 + 1, 0, small).shape, sn::shape::streamed);
+  EXPECT_EQ(sn::choose(4096 + 6 * 512 + 1, 0, rms).spill, 7);
+  small.max_block_shared = 0;  // no room past the default: no shared-memory plan at all
+  EXPECT_EQ(sn::choose(4097, 14, small).shape, sn::shape::streamed);
 }
 
 // More rows than the GPU holds at once (rows in several waves; streamed rows with more chunks than
@@ -253,6 +263,42 @@ TYPED_TEST(Normalize, PrefetchAheadChangesNoBit) {
         else ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(T)), 0);
       }
     }
+}
+
+// The shared-memory plan takes no more than the device lets a block have: rows of 24000 floats take
+// it where the device allows the 32 KiB it needs past the kernel's own shared memory, and a plan
+// given with more than any device allows is refused before anything is launched.
+TEST(NormalizeErrors, SharedMemoryPlansStayWithinTheDevicesLimit) {
+  namespace sn = strata::detail::norm;
+  const index_t rows = 3, cols = 24000;
+  strata::matrix<float> x(rows, cols), y(rows, cols);
+  std::vector<float> h(std::size_t(rows * x.view().pitch), 1.5f);
+  strata::copy_bytes(x.view().data, h.data(), h.size() * sizeof(float));
+  const sn::args<float> a{x.view().data, y.view().data, nullptr, nullptr, rows, cols, x.view().pitch, y.view().pitch, 1e-6f};
+  sn::plan p = sn::planned<norm_kind::rms, float>(sn::needs_of(a));
+  bool room = true;
+#if defined(STRATA_BACKEND_CUDA)
+  int optin = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, strata::detail::current_device()), cudaSuccess);
+  room = optin >= 40 * 1024;
+#endif
+  if (room) EXPECT_EQ(sn::describe(p), "rows group=512 vpt=8 block=512 spill=4");
+  else EXPECT_EQ(p.shape, sn::shape::streamed) << sn::describe(p);
+  p = sn::plan{};
+  p.group = p.block = 512, p.vpt = 8, p.spill = 29;  // 232 KiB: more than any GPU's block takes
+  const cuda::std::span<const float> none;
+  try {
+    sn::run_with<norm_kind::rms>(p, x.const_view(), y.view(), none, none, 1e-6f);
+    ADD_FAILURE() << "a plan needing 232 KiB of shared memory a block ran";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("shared memory"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(strata::rms_norm<float>(x.const_view(), y.view(), none), strata::path::vectorized);  // later work runs
+  strata::synchronize(strata::stream_t{});
+  std::vector<float> got(h.size());
+  strata::copy_bytes(got.data(), y.view().data, got.size() * sizeof(float));
+  EXPECT_NEAR(got[0], 1.0f, 1e-5f);
+  EXPECT_NEAR(got[std::size_t((rows - 1) * y.view().pitch + cols - 1)], 1.0f, 1e-5f);
 }
 
 TEST(NormalizeErrors, ShapesAndSizesAreChecked) {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -109,6 +110,10 @@ struct device_model {
   double target_bytes_per_sm = 4.8e12 / 132 * resident_seconds;
   double prefetch_bytes = 4.8e12 * prefetch_seconds;
   int max_spill = rms_max_spill;  // the kind's limit on a plan's spill
+  /// Dynamic shared memory a block of the shared-memory plan may take: the device's opt-in limit
+  /// per block less the kernel's static shared memory, capped at the most any plan needs (64 KiB;
+  /// GPUs before sm_70 and some sm_75 ones allow less). Plans needing more are not weighed.
+  std::size_t max_block_shared = 227 * 1024 - 1024;
   std::function<int(const plan&)> blocks_per_sm;
 };
 
@@ -166,13 +171,14 @@ inline std::vector<plan> streamed_candidates(index_t units, const device_model& 
 
 /// Rows longer than a block holds in registers but at most `max_spill` units a thread longer: one
 /// block of max_group threads per row, max_vpt units a thread in registers and the rest in shared
-/// memory, where two such blocks fit an SM (one alone ran at 0.42-0.55 of a copy).
+/// memory, where the device lets a block take that much and two such blocks fit an SM (one alone
+/// ran at 0.42-0.55 of a copy).
 inline std::vector<plan> wide_candidates(index_t units, const device_model& dev) {
   std::vector<plan> out;
   const index_t in_regs = index_t(max_group) * max_vpt;
   if (units <= in_regs) return out;
   const index_t spill = (units - in_regs + max_group - 1) / max_group;
-  if (spill > dev.max_spill) return out;
+  if (spill > dev.max_spill || std::size_t(spill) * max_group * 16 > dev.max_block_shared) return out;
   plan p;
   p.shape = norm::shape::rows, p.group = max_group, p.vpt = max_vpt, p.block = max_group, p.spill = int(spill);
   if (dev.blocks_per_sm(p) >= 2) out.push_back(p);

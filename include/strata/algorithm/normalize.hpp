@@ -49,15 +49,27 @@ auto kernel_of(const plan& p, bool whole) {
 /// Dynamic shared memory of a plan's blocks: the units they hold past their registers.
 inline std::size_t spill_bytes(const plan& p) { return std::size_t(p.spill) * std::size_t(p.block) * 16; }
 
-/// Lets a kernel that holds units in shared memory take the most any plan gives it (past the
-/// default 48 KiB), once per device and kernel.
-inline void allow_spill(const void* kernel) {
+/// Lets a kernel that holds units in shared memory take as much dynamic shared memory as any plan
+/// gives it (64 KiB, past the default 48 KiB) or as the device allows a block beside the kernel's
+/// static shared memory, whichever is less; once per device and kernel. Returns the bytes allowed:
+/// 0 where the device cannot raise the limit (its plans then stream such rows instead).
+inline std::size_t allow_spill(const void* kernel) {
   static std::mutex m;
-  static std::set<std::pair<int, const void*>> done;
+  static std::map<std::pair<int, const void*>, std::size_t> allowed;
   std::lock_guard<std::mutex> lock(m);
-  if (!done.insert({current_device(), kernel}).second) return;
-  const int most = int(std::size_t(rms_max_spill) * max_group * 16);
-  cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, most), "cudaFuncSetAttribute (normalization)");
+  const auto key = std::make_pair(current_device(), kernel);
+  if (auto it = allowed.find(key); it != allowed.end()) return it->second;
+  int optin = 0;
+  cudaFuncAttributes attr{};
+  cuda_check(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, key.first), "cudaDeviceGetAttribute (normalization)");
+  cuda_check(cudaFuncGetAttributes(&attr, kernel), "cudaFuncGetAttributes (normalization)");
+  const std::size_t most = std::size_t(rms_max_spill) * max_group * 16, room = std::size_t(std::max(0, optin)) > attr.sharedSizeBytes
+                                                                              ? std::size_t(optin) - attr.sharedSizeBytes
+                                                                              : 0;
+  std::size_t limit = std::min(most, room);
+  if (limit > 48 * 1024 - attr.sharedSizeBytes)
+    cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(limit)), "cudaFuncSetAttribute (normalization)");
+  return allowed.emplace(key, limit).first->second;
 }
 
 /// The current GPU's memory bandwidth in bytes per second, from its memory clock and bus width
@@ -86,10 +98,13 @@ device_model gpu_model(bool whole) {
   if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, current_device()) == cudaSuccess && l2 > 0) m.l2_bytes = l2;
   else (void)cudaGetLastError();
   m.max_spill = Kind == norm_kind::layer ? layer_max_spill : rms_max_spill;
+  plan wide;
+  wide.spill = 1;
+  m.max_block_shared = allow_spill(kernel_of<Kind, T, max_vpt>(wide, whole));
   m.blocks_per_sm = [whole](const plan& p) {
     return with_vpt(p.vpt, [&]<int V>() {
       const void* k = kernel_of<Kind, T, V>(p, whole);
-      if (p.spill > 0) allow_spill(k);
+      if (p.spill > 0 && spill_bytes(p) > allow_spill(k)) return 0;
       return strata::detail::blocks_per_sm(k, p.block, spill_bytes(p));
     });
   };
@@ -121,8 +136,7 @@ template <norm_kind Kind, class T>
 void launch(const plan& p, const args<T>& a, bool whole, stream_t stream) {
   if (p.shape == norm::shape::rows && p.spill > 0) {  // a block per row, part of it in shared memory
     check_blocks(a.rows, a.rows);
-    const void* k = kernel_of<Kind, T, max_vpt>(p, whole);
-    allow_spill(k);
+    allow_spill(kernel_of<Kind, T, max_vpt>(p, whole));  // run() has checked the plan against its limit
     if (whole) rows_kernel<Kind, T, max_vpt, true, true><<<unsigned(a.rows), p.block, spill_bytes(p), stream>>>(a, p.group, p.ahead, p.spill);
     else rows_kernel<Kind, T, max_vpt, false, true><<<unsigned(a.rows), p.block, spill_bytes(p), stream>>>(a, p.group, p.ahead, p.spill);
     check_launch("normalization kernel (rows partly in shared memory)");
@@ -352,6 +366,17 @@ path run(const char* op, matrix_view<const T> x, matrix_view<T> y, cuda::std::sp
   if (x.rows == 0 || x.cols == 0) return taken;
   const row_needs needs = needs_of(a);
   const plan p = forced ? *forced : planned<Kind, T>(needs);
+  if (p.spill > 0) {  // a plan given, not chosen, may need more shared memory than the device lets a block have
+#if defined(STRATA_BACKEND_CUDA)
+    const std::size_t limit = allow_spill(kernel_of<Kind, T, max_vpt>(p, needs.whole));
+#else
+    const std::size_t limit = host_model_for(Kind).max_block_shared;
+#endif
+    if (std::size_t(p.spill) * std::size_t(p.block) * 16 > limit)
+      throw std::invalid_argument("strata: normalization plan \"" + describe(p) + "\" holds " +
+                                  std::to_string(std::size_t(p.spill) * std::size_t(p.block) * 16) +
+                                  " bytes of a row in shared memory a block; this device allows " + std::to_string(limit));
+  }
 #if defined(STRATA_BACKEND_CUDA)
   launch<Kind>(p, a, needs.whole, stream);
 #else
