@@ -41,6 +41,9 @@ inline constexpr int max_vpt = 8;         // units per thread: 32 registers of r
 inline constexpr int max_group = 512;     // threads per block: more leave too few registers a thread
 inline constexpr int small_block = 128;   // a block of rows whose group is at most a warp
 
+/// Dynamic shared memory of a plan's blocks: the units they hold past their registers.
+inline std::size_t spill_bytes(const plan& p) { return std::size_t(p.spill) * std::size_t(p.block) * 16; }
+
 /// The most units a thread of a block holding a whole row keeps in shared memory past its 8 in
 /// registers (wide_candidates), by kind: in the probe such blocks ran 10-25% faster than streamed
 /// rows up to these lengths on the H200 (RMS norm reads each shared unit twice, layer norm three
@@ -111,8 +114,9 @@ struct device_model {
   double prefetch_bytes = 4.8e12 * prefetch_seconds;
   int max_spill = rms_max_spill;  // the kind's limit on a plan's spill
   /// Dynamic shared memory a block of the shared-memory plan may take: the device's opt-in limit
-  /// per block less the kernel's static shared memory, capped at the most any plan needs (64 KiB;
-  /// GPUs before sm_70 and some sm_75 ones allow less). Plans needing more are not weighed.
+  /// per block less the kernel's static shared memory, capped at the most any plan needs (64 KiB,
+  /// which GPUs before sm_70, and sm_75 beside static shared memory, do not give). Plans needing
+  /// more are not weighed.
   std::size_t max_block_shared = 227 * 1024 - 1024;
   std::function<int(const plan&)> blocks_per_sm;
 };
@@ -178,10 +182,10 @@ inline std::vector<plan> wide_candidates(index_t units, const device_model& dev)
   const index_t in_regs = index_t(max_group) * max_vpt;
   if (units <= in_regs) return out;
   const index_t spill = (units - in_regs + max_group - 1) / max_group;
-  if (spill > dev.max_spill || std::size_t(spill) * max_group * 16 > dev.max_block_shared) return out;
+  if (spill > dev.max_spill) return out;
   plan p;
   p.shape = norm::shape::rows, p.group = max_group, p.vpt = max_vpt, p.block = max_group, p.spill = int(spill);
-  if (dev.blocks_per_sm(p) >= 2) out.push_back(p);
+  if (spill_bytes(p) <= dev.max_block_shared && dev.blocks_per_sm(p) >= 2) out.push_back(p);
   return out;
 }
 

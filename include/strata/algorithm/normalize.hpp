@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -46,9 +45,6 @@ auto kernel_of(const plan& p, bool whole) {
   return whole ? reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, true>) : reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, false>);
 }
 
-/// Dynamic shared memory of a plan's blocks: the units they hold past their registers.
-inline std::size_t spill_bytes(const plan& p) { return std::size_t(p.spill) * std::size_t(p.block) * 16; }
-
 /// Lets a kernel that holds units in shared memory take as much dynamic shared memory as any plan
 /// gives it (64 KiB, past the default 48 KiB) or as the device allows a block beside the kernel's
 /// static shared memory, whichever is less; once per device and kernel. Returns the bytes allowed:
@@ -63,11 +59,9 @@ inline std::size_t allow_spill(const void* kernel) {
   cudaFuncAttributes attr{};
   cuda_check(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, key.first), "cudaDeviceGetAttribute (normalization)");
   cuda_check(cudaFuncGetAttributes(&attr, kernel), "cudaFuncGetAttributes (normalization)");
-  const std::size_t most = std::size_t(rms_max_spill) * max_group * 16, room = std::size_t(std::max(0, optin)) > attr.sharedSizeBytes
-                                                                              ? std::size_t(optin) - attr.sharedSizeBytes
-                                                                              : 0;
-  std::size_t limit = std::min(most, room);
-  if (limit > 48 * 1024 - attr.sharedSizeBytes)
+  const std::size_t most = std::size_t(rms_max_spill) * max_group * 16, optin_bytes = std::size_t(std::max(0, optin));
+  const std::size_t limit = std::min(most, optin_bytes > attr.sharedSizeBytes ? optin_bytes - attr.sharedSizeBytes : 0);
+  if (limit > 48 * 1024 - attr.sharedSizeBytes)  // past the default limit, which needs no attribute
     cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(limit)), "cudaFuncSetAttribute (normalization)");
   return allowed.emplace(key, limit).first->second;
 }
@@ -372,9 +366,8 @@ path run(const char* op, matrix_view<const T> x, matrix_view<T> y, cuda::std::sp
 #else
     const std::size_t limit = host_model_for(Kind).max_block_shared;
 #endif
-    if (std::size_t(p.spill) * std::size_t(p.block) * 16 > limit)
-      throw std::invalid_argument("strata: normalization plan \"" + describe(p) + "\" holds " +
-                                  std::to_string(std::size_t(p.spill) * std::size_t(p.block) * 16) +
+    if (spill_bytes(p) > limit)
+      throw std::invalid_argument("strata: normalization plan \"" + describe(p) + "\" holds " + std::to_string(spill_bytes(p)) +
                                   " bytes of a row in shared memory a block; this device allows " + std::to_string(limit));
   }
 #if defined(STRATA_BACKEND_CUDA)
