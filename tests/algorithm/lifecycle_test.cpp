@@ -222,6 +222,39 @@ void check_gather(std::size_t n, std::uint64_t seed) {
     (void)columns, (void)records;
 #endif
   }
+  // The columns way with 4- and 8-byte indices, each from an array aligned for vector loads and
+  // from one that starts an element later (indices read one by one): the same records, n % 4 of
+  // them past the last whole quad. The path taken is the one the record and alignment allow.
+  using path = strata::detail::columns_path;
+  const bool quads = strata::detail::gather_quads<T>::template applies<typename strata::soa_view<T>::mapping_type> && dst.view().vector_aligned();
+  auto columns_case = [&]<class I>(std::size_t shift) {
+    SCOPED_TRACE("columns, " + std::to_string(sizeof(I)) + "-byte indices, shifted by " + std::to_string(shift));
+    strata::buffer ib((resort.size() + shift) * sizeof(I), strata::memory_space::device);
+    std::vector<I> host(resort.size() + shift, I(0));
+    std::copy(resort.begin(), resort.end(), host.begin() + std::ptrdiff_t(shift));
+    if (!host.empty()) strata::copy_bytes(ib.data(), host.data(), ib.bytes());
+    long before[3];
+    for (int p = 0; p < 3; ++p) before[p] = strata::testing::column_gathers[p].load();
+    strata::detail::gather_forced = strata::detail::gather_way::columns;
+    strata::gather(src, cuda::std::span<const I>(reinterpret_cast<const I*>(ib.data()) + shift, resort.size()), dst);
+    strata::detail::gather_forced = strata::detail::gather_way::count;
+    std::vector<T> want(n);
+    for (std::size_t i = 0; i < n; ++i) want[i] = ref[std::size_t(resort[i])];
+    ASSERT_EQ(first_difference<T>(dst.to_host(), want), -1) << describe_difference<T>(dst.to_host(), want);
+    if (n == 0) return;
+    const path expected = !quads ? path::records_one_by_one : shift == 0 ? path::quads : path::quads_scalar_indices;
+    for (int p = 0; p < 3; ++p) EXPECT_EQ(strata::testing::column_gathers[p].load(), before[p] + (p == int(expected) ? 1 : 0)) << "path " << p;
+  };
+  columns_case.template operator()<std::int32_t>(0);
+  columns_case.template operator()<std::int32_t>(1);
+  columns_case.template operator()<std::int64_t>(0);
+  columns_case.template operator()<std::int64_t>(1);
+
+  // No indices read nothing: where an empty span points (pageable host memory here) is not refused.
+  const std::vector<std::int32_t> on_host(3, 0);
+  strata::gather(src, cuda::std::span<const std::int32_t>(on_host.data(), 0), dst);
+  EXPECT_EQ(dst.size(), 0u);
+
   strata::soa_vector<T> same(ref);
   EXPECT_THROW(strata::gather(same, cuda::std::span<const std::int32_t>(), same), std::invalid_argument);
   EXPECT_EQ(first_difference<T>(same.to_host(), ref), -1);
@@ -444,6 +477,20 @@ TEST(Lifecycle, SelectIndicesListsPickedIndicesInOrder) {
       for (std::size_t k = 0; k < want.size(); ++k) ASSERT_EQ(got[k + 1], want[k]) << "index " << k;
       for (std::size_t k = want.size() + 1; k < n + 2; ++k) ASSERT_EQ(got[k], -7) << "slot " << k << " written";
     }
+}
+
+// gather's columns way stores four records per access where every leaf allows vectors; a record
+// with an opaque 12-byte leaf moves one record at a time (check_gather checks which ran). Records
+// larger than a thread's register budget gather fewer quads at once, and in batches of leaves.
+using strata_soa_mapping_of_mixed = strata::soa_view<mixed>::mapping_type;
+static_assert(strata::detail::gather_quads<mixed>::applies<strata_soa_mapping_of_mixed> && strata::detail::gather_quads<mixed>::quads == 4);
+static_assert(!strata::detail::gather_quads<with_opaque>::applies<strata::soa_view<with_opaque>::mapping_type>);
+static_assert(strata::detail::gather_quads<cell_record>::quads == 2 && strata::detail::gather_quads<big_record>::quads == 1);
+static_assert(strata::detail::gather_quads<padded128>::batches == 2);
+TEST(Lifecycle, GatherRecordsWithoutVectorLeaves) {
+  STRATA_SEED_TRACE();
+  check_gather<with_opaque>(5003, 34);
+  check_gather<with_opaque>(std::size_t(strata::detail::gather_count_from) + 77, 35);
 }
 
 TEST(Lifecycle, PartitionCopyWithoutPackets) {

@@ -6,9 +6,10 @@
 //   speed), whole records are gathered by index into the columns (one or two 16-byte loads per
 //   record instead of a 32-byte sector per leaf): about two copies of the records, whatever the
 //   indices. permute, which must read every record before it overwrites any, always takes it.
-// - columns: each leaf read at the indices straight into the destination's columns: one copy of
-//   the records when consecutive indices stay close (a re-sort of particles that moved a little),
-//   a sector per leaf per index when they jump. gather counts the jumps in a sample of the
+// - columns: each leaf read at the indices straight into the destination's columns, four
+//   destinations per store (convert/gather.hpp): one copy of the records when consecutive indices
+//   stay close (a re-sort of particles that moved a little), a sector per leaf per index when they
+//   jump. gather counts the jumps in a sample of the
 //   indices on the device and both ways are queued; the kernels of the one the count does not
 //   choose return at once (the host never waits for the count).
 // The caller's indices are checked as the kernels read them (a compare each): one outside the
@@ -87,6 +88,11 @@ inline gather_way gather_forced = gather_way::count;
 namespace testing {
 /// Host backend: how many gathers took each way (the GPU's choice stays in device memory).
 inline std::atomic<long> gathers_by_columns{0}, gathers_by_records{0};
+/// Both backends: gathers whose columns way (queued, chosen or not) stores four records per
+/// access with vector index loads, with index loads one by one (an index array not aligned for
+/// vectors), or moves records one by one (leaves other than 1, 2, 4, 8 or 16 bytes), indexed by
+/// detail::columns_path.
+inline std::atomic<long> column_gathers[3] = {0, 0, 0};
 }  // namespace testing
 
 namespace detail {
@@ -142,8 +148,9 @@ void gather_records(const basic_view<const T, M>& src, const I* idx, index_t n, 
     gather_aos_to_soa<T, stride>(aos.data(), idx, n, dst, stream, check);
     return;
   }
+  auto note = [](columns_path p) { testing::column_gathers[int(p)].fetch_add(1, std::memory_order_relaxed); };
   if (n < gather_count_from || gather_forced == gather_way::columns) {
-    gather_soa_to_soa(src, idx, n, dst, stream, first_bad);
+    note(gather_soa_to_soa(src, idx, n, dst, stream, first_bad));
 #if !defined(STRATA_BACKEND_CUDA)
     testing::gathers_by_columns.fetch_add(1, std::memory_order_relaxed);
 #endif
@@ -153,7 +160,7 @@ void gather_records(const basic_view<const T, M>& src, const I* idx, index_t n, 
   scratch_block far(sizeof(unsigned long long), stream);
   count_far_sample(idx, n, costs::near, far.as<unsigned long long>(), stream);
   const unsigned long long limit = far_sample::scaled(costs::direct_limit(src.size(), n), n);
-  gather_soa_to_soa(src, idx, n, dst, stream, first_bad, path_gate{far.as<unsigned long long>(), limit, true});
+  note(gather_soa_to_soa(src, idx, n, dst, stream, first_bad, path_gate{far.as<unsigned long long>(), limit, true}));
   const path_gate by_records{far.as<unsigned long long>(), limit, false};
   scratch_block aos(std::size_t(src.size()) * stride, stream);
   soa_to_aos_bytes<T, stride>(src, 0, aos.data(), src.size(), stream, by_records);

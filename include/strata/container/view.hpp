@@ -191,10 +191,13 @@ class basic_view {
 
   /// Every column 16-byte aligned and every leaf 1, 2, 4, 8 or 16 bytes: 16-byte accesses may run.
   STRATA_HD bool vector_aligned() const {
-    if (!layout::record_descriptor<record>::all_leaves_vectorizable || !layout::packet_aligned_blocks<M>()) return false;
-    for (std::size_t i = 0; i < leaves; ++i)
-      if (reinterpret_cast<std::uintptr_t>(cols_[i]) % vector_bytes != 0) return false;
-    return true;
+    if constexpr (!layout::record_descriptor<record>::all_leaves_vectorizable || !layout::packet_aligned_blocks<M>()) {
+      return false;
+    } else {
+      for (std::size_t i = 0; i < leaves; ++i)
+        if (reinterpret_cast<std::uintptr_t>(cols_[i]) % vector_bytes != 0) return false;
+      return true;
+    }
   }
   /// The packets covering size() lie inside capacity(): a partial last packet may be read and
   /// written whole (its lanes past size() are the view's own padding).

@@ -4,8 +4,9 @@
 //   loads each) costs one or two sectors per record. Each warp gathers a tile of records into its
 //   own slice of shared memory and writes them out column by column with 16-byte stores (the
 //   transposes' store phase).
-// - from SoA columns: each leaf read at the indices and stored to its column, no staging: one copy
-//   of the records when consecutive indices stay within a sector, a sector per leaf per jump.
+// - from SoA columns: each leaf read at the indices and stored to its column, no staging, four
+//   consecutive destinations per load of indices and per store (gather_quads): one copy of the
+//   records when consecutive indices stay within a sector, a sector per leaf per jump.
 // A sampling pass over the indices (count_far_sample) and gather_costs give the choice without
 // the host waiting: both ways' kernels take a path_gate and return at once when not chosen. The
 // host backend runs the same phases lane by lane, and the same count.
@@ -16,8 +17,12 @@
 #include <strata/reflect/leaves.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstdint>
+#include <cstring>
 #include <string>
+#include <utility>
 
 namespace strata::detail {
 
@@ -267,11 +272,13 @@ void count_far_sample(const I* idx, index_t n, index_t near, unsigned long long*
 #endif
 }
 
-/// Direct gather: dst[i] = src[idx[i]] leaf by leaf. A block takes `span` consecutive records and
-/// its thread t records t, t + threads, ...: neighbouring threads read neighbouring indices, each
-/// thread has per_thread records' loads in flight before its first store, and the blocks resident
-/// at once cover one window of the output that moves through it in order (sources near the window,
-/// such as a re-sort's moves to a neighbouring cell, are still in L2 when read again).
+/// Direct gather, one record at a time: dst[i] = src[idx[i]] leaf by leaf. A block takes `span`
+/// consecutive records and its thread t records t, t + threads, ...: neighbouring threads read
+/// neighbouring indices, each thread has per_thread records' loads in flight before its first
+/// store, and the blocks resident at once cover one window of the output that moves through it in
+/// order (sources near the window, such as a re-sort's moves to a neighbouring cell, are still in
+/// L2 when read again). Taken for records whose leaves are not all 1, 2, 4, 8 or 16 bytes, or
+/// whose destination columns are not 16-byte aligned (gather_quads covers the rest).
 struct gather_columns {
   static constexpr int threads = 256, per_thread = 4;
   static constexpr index_t span = index_t(threads) * per_thread;
@@ -296,6 +303,163 @@ struct gather_columns {
   }
 };
 
+/// Leaf L's values of a thread's Q quads (4 records each), in registers between loads and stores.
+template <class T, std::size_t L, int Q>
+struct quad_values {
+  reflect::leaf_type_t<T, L> v[Q][4];
+};
+template <class T, int Q, class Leaves>
+struct quad_holder;
+template <class T, int Q, std::size_t... L>
+struct quad_holder<T, Q, std::index_sequence<L...>> : quad_values<T, L, Q>... {};
+
+/// Direct gather, four consecutive destinations at a time ("quads"): a thread loads the quad's 4
+/// indices as one access (16 bytes for 4-byte indices), reads each leaf of the 4 source records,
+/// and stores each leaf's 4 values as one access of 4 x its size (one 16-byte store per fp32
+/// column). Streaming indices run at copy speed only with wide index loads and stores, and
+/// scattered ones only with many loads in flight: a thread keeps `quads` quads' loads (16 records
+/// of 7 fp32 leaves, 448 bytes of registers) in flight before its first store, fewer for larger
+/// records, and records larger still go through in batches of leaves. Needs every leaf 1, 2, 4, 8
+/// or 16 bytes and 16-byte aligned destination columns (vector_aligned()); indices are loaded as
+/// vectors where the caller's array is aligned for it (VecIdx), one by one otherwise. Records
+/// past the last whole quad (n % 4 of them) are moved one by one by the first block.
+inline constexpr std::size_t gather_held_bytes = 448;
+template <class T, std::size_t HeldBytes = gather_held_bytes>
+struct gather_quads {
+  static constexpr int threads = 256;
+  static constexpr std::size_t leaves = reflect::leaf_count<T>;
+  /// Bytes of gathered values a thread may hold at once.
+  static constexpr std::size_t held_bytes = HeldBytes;
+  static constexpr std::size_t record_bytes = [] {
+    std::size_t w = 0;
+    for (std::size_t b : reflect::leaf_sizes<T>) w += b;
+    return w;
+  }();
+  static constexpr int quads = int(std::clamp<std::size_t>(held_bytes / (4 * record_bytes), 1, 4));
+  static constexpr index_t span = index_t(threads) * quads;  // quads a block takes per step
+  /// Leaves are taken in batches of at most batch_bytes of each record (greedy, in leaf order).
+  static constexpr std::size_t batch_bytes = std::max<std::size_t>(held_bytes / (4 * quads), 16);
+  static constexpr std::array<std::size_t, leaves> batch_of = [] {
+    std::array<std::size_t, leaves> b{};
+    std::size_t batch = 0, used = 0;
+    for (std::size_t l = 0; l < leaves; ++l) {
+      const std::size_t s = reflect::leaf_sizes<T>[l];
+      if (used + s > batch_bytes) ++batch, used = 0;
+      b[l] = batch;
+      used += s;
+    }
+    return b;
+  }();
+  static constexpr std::size_t batches = leaves == 0 ? 0 : batch_of[leaves - 1] + 1;
+  template <class M>
+  static constexpr bool applies =
+      layout::record_descriptor<T>::all_leaves_vectorizable && layout::packet_aligned_blocks<M>() && (M::block == 0 || M::block % 4 == 0);
+  /// The caller's index array allows the quads' vector loads of indices.
+  template <class I>
+  static bool indices_aligned(const I* idx) {
+    return reinterpret_cast<std::uintptr_t>(idx) % std::min<std::size_t>(4 * sizeof(I), 16) == 0;
+  }
+
+  /// Thread t of block `block`: quads block * span + k * threads + t for k < quads.
+  template <bool VecIdx, class M, class I>
+  STRATA_HD static void run(const basic_view<const T, M>& src, const I* idx, index_t n, const basic_view<T, M>& dst, index_t block, int t,
+                            const index_check& check) {
+    const index_t whole = n / 4;
+    index_t q[quads];
+    I j[quads][4];
+    bool ok[quads][4];
+    STRATA_UNROLL
+    for (int k = 0; k < quads; ++k) {
+      q[k] = block * span + index_t(k) * threads + t;
+      if (q[k] < whole) {
+        load_indices<VecIdx>(idx + 4 * q[k], j[k]);
+      } else {
+        STRATA_UNROLL
+        for (int r = 0; r < 4; ++r) j[k][r] = I(0);
+      }
+    }
+    STRATA_UNROLL
+    for (int k = 0; k < quads; ++k) {
+      STRATA_UNROLL
+      for (int r = 0; r < 4; ++r) {
+        ok[k][r] = check.valid(j[k][r]);
+        if (q[k] < whole && !ok[k][r]) check.bad(4 * q[k] + r);
+      }
+    }
+    [&]<std::size_t... B>(std::index_sequence<B...>) { (move_batch<B>(src, dst, whole, q, j, ok), ...); }(std::make_index_sequence<batches>{});
+  }
+  /// Records [4 * (n / 4), n): lane t < n % 4 moves one.
+  template <class M, class I>
+  STRATA_HD static void tail(const basic_view<const T, M>& src, const I* idx, index_t n, const basic_view<T, M>& dst, int t,
+                             const index_check& check) {
+    const index_t i = n / 4 * 4 + t;
+    if (t >= 4 || i >= n) return;
+    T r{};
+    const I j = idx[i];
+    if (check.valid(j)) r = src.load(index_t(j));
+    else check.bad(i);
+    dst.store(i, r);
+  }
+
+ private:
+  template <bool VecIdx, class I>
+  STRATA_HD static void load_indices(const I* p, I (&j)[4]) {
+    if constexpr (VecIdx) {
+      constexpr std::size_t bytes = 4 * sizeof(I), access = bytes < 16 ? bytes : 16, count = bytes / access;
+      vec::word_t<access> w[count];
+      STRATA_UNROLL
+      for (std::size_t a = 0; a < count; ++a) w[a] = vec::load<access>(reinterpret_cast<const std::byte*>(p) + a * access);
+      std::memcpy(j, w, bytes);
+    } else {
+      STRATA_UNROLL
+      for (int r = 0; r < 4; ++r) j[r] = p[r];
+    }
+  }
+  /// Leaf L of every record of the thread's quads, where L is in the holder's batch: loads, then stores.
+  template <std::size_t L, class H, class M, class I>
+  STRATA_HD static void load_leaf(H& h, const basic_view<const T, M>& src, index_t whole, const index_t (&q)[quads], const I (&j)[quads][4],
+                                  const bool (&ok)[quads][4]) {
+    if constexpr (batch_of[L] == H::batch) {
+      auto& v = static_cast<quad_values<T, L, quads>&>(h).v;
+      STRATA_UNROLL
+      for (int k = 0; k < quads; ++k) {
+        STRATA_UNROLL
+        for (int r = 0; r < 4; ++r) v[k][r] = q[k] < whole && ok[k][r] ? *src.template leaf_ptr<L>(index_t(j[k][r])) : reflect::leaf_type_t<T, L>{};
+      }
+    }
+  }
+  template <std::size_t L, class H, class M>
+  STRATA_HD static void store_leaf(const H& h, const basic_view<T, M>& dst, index_t whole, const index_t (&q)[quads]) {
+    if constexpr (batch_of[L] == H::batch) {
+      using leaf = reflect::leaf_type_t<T, L>;
+      constexpr std::size_t bytes = 4 * sizeof(leaf), access = bytes < 16 ? bytes : 16, count = bytes / access;
+      const auto& v = static_cast<const quad_values<T, L, quads>&>(h).v;
+      STRATA_UNROLL
+      for (int k = 0; k < quads; ++k) {
+        if (q[k] >= whole) continue;
+        vec::word_t<access> w[count];
+        std::memcpy(w, v[k], bytes);
+        std::byte* at = reinterpret_cast<std::byte*>(dst.template leaf_ptr<L>(4 * q[k]));
+        STRATA_UNROLL
+        for (std::size_t a = 0; a < count; ++a) vec::store<access>(at + a * access, w[a]);
+      }
+    }
+  }
+  template <std::size_t B>
+  struct batch_holder : quad_holder<T, quads, std::make_index_sequence<leaves>> {
+    static constexpr std::size_t batch = B;
+  };
+  template <std::size_t B, class M, class I>
+  STRATA_HD static void move_batch(const basic_view<const T, M>& src, const basic_view<T, M>& dst, index_t whole, const index_t (&q)[quads],
+                                   const I (&j)[quads][4], const bool (&ok)[quads][4]) {
+    batch_holder<B> h;
+    [&]<std::size_t... L>(std::index_sequence<L...>) {
+      (load_leaf<L>(h, src, whole, q, j, ok), ...);
+      (store_leaf<L>(h, dst, whole, q), ...);
+    }(std::make_index_sequence<leaves>{});
+  }
+};
+
 #if defined(STRATA_BACKEND_CUDA)
 template <class T, class M, class I>
 __global__ void __launch_bounds__(gather_columns::threads)
@@ -303,15 +467,53 @@ __global__ void __launch_bounds__(gather_columns::threads)
   if (!gate.open()) return;
   for (index_t b = blockIdx.x; b * gather_columns::span < n; b += gridDim.x) gather_columns::run(src, idx, n, dst, b, int(threadIdx.x), check);
 }
+template <class T, class M, class I, bool VecIdx, std::size_t Held = gather_held_bytes, int MinBlocks = 1>
+__global__ void __launch_bounds__(gather_quads<T, Held>::threads, MinBlocks)
+    gather_quads_kernel(basic_view<const T, M> src, const I* idx, index_t n, basic_view<T, M> dst, path_gate gate, index_check check) {
+  if (!gate.open()) return;
+  using g = gather_quads<T, Held>;
+  if (blockIdx.x == 0) g::tail(src, idx, n, dst, int(threadIdx.x), check);
+  for (index_t b = blockIdx.x; b * g::span < n / 4; b += gridDim.x) g::template run<VecIdx>(src, idx, n, dst, b, int(threadIdx.x), check);
+}
 #endif
 
-/// dst records [0, n) = src records idx[i], read column by column (see gather_columns); indices
-/// checked against src.size().
+/// How a columns gather read its indices and wrote its columns.
+enum class columns_path { quads, quads_scalar_indices, records_one_by_one };
+
+/// dst records [0, n) = src records idx[i], read column by column (gather_quads where the record
+/// and the destination allow, gather_columns otherwise); indices checked against src.size().
+/// Returns the path taken (known on the host: it depends on types and alignment only).
 template <class T, class M, class I>
-void gather_soa_to_soa(const basic_view<const T, M>& src, const I* idx, index_t n, const basic_view<T, M>& dst, stream_t stream,
-                       unsigned long long* first_bad, path_gate gate = {}) {
+columns_path gather_soa_to_soa(const basic_view<const T, M>& src, const I* idx, index_t n, const basic_view<T, M>& dst, stream_t stream,
+                               unsigned long long* first_bad, path_gate gate = {}) {
   const index_check check{src.size(), first_bad};
-  if (n == 0) return;
+  using g = gather_quads<T>;
+  if constexpr (g::template applies<M>) {
+    if (dst.vector_aligned()) {
+      const bool vec_idx = g::indices_aligned(idx);
+      if (n == 0) return vec_idx ? columns_path::quads : columns_path::quads_scalar_indices;
+      const index_t blocks = std::max<index_t>(1, (n / 4 + g::span - 1) / g::span);
+      auto launch = [&]<bool VecIdx>() {
+#if defined(STRATA_BACKEND_CUDA)
+        constexpr auto kernel = &gather_quads_kernel<T, M, I, VecIdx>;
+        const index_t grid = std::max<index_t>(1, std::min(blocks, resident_blocks<kernel>(g::threads)));
+        kernel<<<unsigned(grid), g::threads, 0, stream>>>(src, idx, n, dst, gate, check);
+        check_launch("strata gather (columns) kernel launch");
+#else
+        (void)stream;
+        if (!gate.open()) return;
+        for (int t = 0; t < 4; ++t) g::tail(src, idx, n, dst, t, check);
+        STRATA_PARALLEL_FOR_IF(blocks > 4)
+        for (index_t b = 0; b < blocks; ++b)
+          for (int t = 0; t < g::threads; ++t) g::template run<VecIdx>(src, idx, n, dst, b, t, check);
+#endif
+      };
+      if (vec_idx) launch.template operator()<true>();
+      else launch.template operator()<false>();
+      return vec_idx ? columns_path::quads : columns_path::quads_scalar_indices;
+    }
+  }
+  if (n == 0) return columns_path::records_one_by_one;
   const index_t blocks = (n + gather_columns::span - 1) / gather_columns::span;
 #if defined(STRATA_BACKEND_CUDA)
   // As many blocks as the device keeps resident (the occupancy API, once per kernel), striding
@@ -321,11 +523,12 @@ void gather_soa_to_soa(const basic_view<const T, M>& src, const I* idx, index_t 
   check_launch("strata gather (columns) kernel launch");
 #else
   (void)stream;
-  if (!gate.open()) return;
+  if (!gate.open()) return columns_path::records_one_by_one;
   STRATA_PARALLEL_FOR_IF(blocks > 4)
   for (index_t b = 0; b < blocks; ++b)
     for (int t = 0; t < gather_columns::threads; ++t) gather_columns::run(src, idx, n, dst, b, t, check);
 #endif
+  return columns_path::records_one_by_one;
 }
 
 }  // namespace strata::detail

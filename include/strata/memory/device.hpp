@@ -338,7 +338,10 @@ class launch_scope {
 #if defined(STRATA_BACKEND_CUDA)
     const operand* on = nullptr;
     for (const operand& o : operands) {
-      if (o.where.space == memory_space::host)
+      // No kernel reads an empty operand, so where it points does not matter (an empty span may
+      // point one past the end of an allocation, which the runtime reports as unregistered host
+      // memory); operands in device memory still pick the device, empty or not.
+      if (o.where.space == memory_space::host && o.size > 0)
         throw memory_space_error("strata: " + std::string(op) + ": " + o.describe() +
                                  " is in pageable host memory, which GPU kernels cannot read; copy it to device memory "
                                  "(a soa_vector or aos_vector with memory_space::device) first");
