@@ -323,6 +323,10 @@ struct quad_holder<T, Q, std::index_sequence<L...>> : quad_values<T, L, Q>... {}
 /// or 16 bytes and 16-byte aligned destination columns (vector_aligned()); indices are loaded as
 /// vectors where the caller's array is aligned for it (VecIdx), one by one otherwise. Records
 /// past the last whole quad (n % 4 of them) are moved one by one by the first block.
+/// Bytes of gathered values a thread holds between its loads and its stores: 16 records of the
+/// demo's 7 fp32 leaves, one 256-thread block per SM. Loads in flight per thread matter more than
+/// blocks resident here: fewer quads with more blocks, or two blocks forced by launch bounds
+/// (spilling), gather the re-sorts slower (bench/results/raw-2026-11-28-gather-quads).
 inline constexpr std::size_t gather_held_bytes = 448;
 template <class T, std::size_t HeldBytes = gather_held_bytes>
 struct gather_quads {
