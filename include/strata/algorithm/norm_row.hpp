@@ -268,11 +268,13 @@ struct row_part {
   STRATA_HD void load_whole(const T* row, index_t begin, index_t end, int t, int G, bool live, cache_policy policy = 0) {
     first = begin + t, step = G, k_lo = 0, k_hi = 0, extra_c = -1, extra = 0.0f;
     const int units = int(end - begin);  // a part: at most G * (V + spill) units
+    // Slot k's unit lies k units of the group past slot 0's: one base, then 32-bit offsets.
+    const T* base = row + first * L;
     STRATA_UNROLL
     for (int k = 0; k < V; ++k) {
       const bool mine = live && t + k * G < units;
       w[k] = vec::word16{};
-      if (mine) w[k] = load16(row + (first + k * G) * L, policy);
+      if (mine) w[k] = load16(base + k * G * L, policy);
       k_hi += mine ? 1 : 0;
     }
     if constexpr (Spill) {
@@ -355,16 +357,41 @@ struct row_part {
 
   /// Writes the thread's units and element normalized: (x - mean) * rstd * gamma + beta. VecOut:
   /// y's rows lie on 16-byte boundaries as x's do (whole units are one store each); VecAffine:
-  /// gamma and beta's elements of a unit lie on one (one load each).
+  /// gamma and beta's elements of a unit lie on one (one load each). With VecAffine, whether gamma
+  /// and beta are given is settled once per call: each case writes its units with the missing one
+  /// folded to a constant, where testing for it and filling it per unit had cost a third of a
+  /// 16-bit row's write pass (issue-bound at 70-80% of the SM's issue slots on the H200).
   template <bool VecOut, bool VecAffine>
   STRATA_HD void write(T* yrow, const T* gamma, const T* beta, const row_span& s, float mean, float rstd, cache_policy policy = 0) const {
+    if constexpr (VecAffine) {
+      if (gamma) {
+        if (beta) write_units<VecOut, true, given::yes, given::yes>(yrow, gamma, beta, s, mean, rstd, policy);
+        else write_units<VecOut, true, given::yes, given::no>(yrow, gamma, beta, s, mean, rstd, policy);
+      } else {
+        if (beta) write_units<VecOut, true, given::no, given::yes>(yrow, gamma, beta, s, mean, rstd, policy);
+        else write_units<VecOut, true, given::no, given::no>(yrow, gamma, beta, s, mean, rstd, policy);
+      }
+    } else {
+      write_units<VecOut, false, given::maybe, given::maybe>(yrow, gamma, beta, s, mean, rstd, policy);
+    }
+    if (extra_c >= 0) {
+      const float g = gamma ? to_float(gamma[extra_c]) : 1.0f, b = beta ? to_float(beta[extra_c]) : 0.0f;
+      yrow[extra_c] = from_float<T>((extra - mean) * (rstd * g) + b);
+    }
+  }
+
+  /// Whether write_units is handed gamma (or beta): known present, known absent, or tested per unit.
+  enum class given { no, yes, maybe };
+
+  template <bool VecOut, bool VecAffine, given G, given B>
+  STRATA_HD void write_units(T* yrow, const T* gamma, const T* beta, const row_span& s, float mean, float rstd, cache_policy policy) const {
     T* ybase = const_cast<T*>(unit_base(yrow, s.head));
     auto put = [&](const vec::word16& unit_k, int k) {
       const index_t u = first + index_t(k) * step, c0 = u * L - s.head;
       float x[L], g[L], b[L], v[L];
       unpack_kept<T>(unit_k, x);
-      affine<VecAffine>(gamma, c0, 1.0f, g);
-      affine<VecAffine>(beta, c0, 0.0f, b);
+      affine<VecAffine, G>(gamma, c0, 1.0f, g);
+      affine<VecAffine, B>(beta, c0, 0.0f, b);
       STRATA_UNROLL
       for (int i = 0; i < L; ++i) v[i] = (x[i] - mean) * (rstd * g[i]) + b[i];
       if constexpr (VecOut) {
@@ -380,17 +407,13 @@ struct row_part {
       for (int k = V; k < V + spill; ++k)
         if (whole(k)) put(shared_unit(k - V), k);
     }
-    if (extra_c >= 0) {
-      const float g = gamma ? to_float(gamma[extra_c]) : 1.0f, b = beta ? to_float(beta[extra_c]) : 0.0f;
-      yrow[extra_c] = from_float<T>((extra - mean) * (rstd * g) + b);
-    }
   }
 
-  /// gamma or beta's elements c0 .. c0 + L - 1 as floats (`fill` where null): one access when
-  /// they lie on a 16-byte boundary, element by element otherwise.
-  template <bool Vec>
+  /// gamma or beta's elements c0 .. c0 + L - 1 as floats (`fill` where null, or where Given says
+  /// it is absent): one access when they lie on a 16-byte boundary, element by element otherwise.
+  template <bool Vec, given Given = given::maybe>
   STRATA_HD static void affine(const T* p, index_t c0, float fill, float (&out)[L]) {
-    if (!p) {
+    if (Given == given::no || (Given == given::maybe && !p)) {
       STRATA_UNROLL
       for (int i = 0; i < L; ++i) out[i] = fill;
     } else if constexpr (Vec) {
