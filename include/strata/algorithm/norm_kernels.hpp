@@ -146,7 +146,7 @@ __global__ void __launch_bounds__(max_group, 2) rows_kernel(args<T> a, int G, in
     if (!live) return;
     float mean, rstd;
     finish<Kind>(m, a.cols, a.eps, mean, rstd);
-    part.template write<true, true>(a.y + r * a.y_pitch, a.gamma, a.beta, row_span{a.cols, 0, 0, 0, 0}, mean, rstd);
+    part.template write<Kind, true, true>(a.y + r * a.y_pitch, a.gamma, a.beta, row_span{a.cols, 0, 0, 0, 0}, mean, rstd);
   } else {
     const row_span s = span_of(xrow, a.cols);
     part.load(xrow, s, 0, s.units, t, G, live);
@@ -154,7 +154,7 @@ __global__ void __launch_bounds__(max_group, 2) rows_kernel(args<T> a, int G, in
     if (!live) return;
     float mean, rstd;
     finish<Kind>(m, a.cols, a.eps, mean, rstd);
-    write_part(part, a, xrow, a.y + r * a.y_pitch, s, mean, rstd);
+    write_part<Kind>(part, a, xrow, a.y + r * a.y_pitch, s, mean, rstd);
   }
 }
 
@@ -231,8 +231,8 @@ __global__ void __launch_bounds__(max_group, 2) streamed_kernel(args<T> a, int p
         if (lane == 0) finish<Kind>(all, a.cols, a.eps, row_stats.x, row_stats.y);
       }
       __syncthreads();
-      if constexpr (Whole) part.template write<true, true>(a.y + r * a.y_pitch, a.gamma, a.beta, s, row_stats.x, row_stats.y, leave);
-      else write_part(part, a, xrow, a.y + r * a.y_pitch, s, row_stats.x, row_stats.y, leave);
+      if constexpr (Whole) part.template write<Kind, true, true>(a.y + r * a.y_pitch, a.gamma, a.beta, s, row_stats.x, row_stats.y, leave);
+      else write_part<Kind>(part, a, xrow, a.y + r * a.y_pitch, s, row_stats.x, row_stats.y, leave);
     }
     __syncthreads();  // ticket and row_stats are rewritten by the next item
   }

@@ -355,24 +355,25 @@ struct row_part {
     return m2;
   }
 
-  /// Writes the thread's units and element normalized: (x - mean) * rstd * gamma + beta. VecOut:
+  /// Writes the thread's units and element normalized: (x - mean) * rstd * gamma + beta (RMS norm:
+  /// x * rstd * gamma + beta, its mean being 0, which saves a subtraction an element). VecOut:
   /// y's rows lie on 16-byte boundaries as x's do (whole units are one store each); VecAffine:
   /// gamma and beta's elements of a unit lie on one (one load each). With VecAffine, whether gamma
   /// and beta are given is settled once per call: each case writes its units with the missing one
   /// folded to a constant, where testing for it and filling it per unit had cost a third of a
   /// 16-bit row's write pass (issue-bound at 70-80% of the SM's issue slots on the H200).
-  template <bool VecOut, bool VecAffine>
+  template <norm_kind Kind, bool VecOut, bool VecAffine>
   STRATA_HD void write(T* yrow, const T* gamma, const T* beta, const row_span& s, float mean, float rstd, cache_policy policy = 0) const {
     if constexpr (VecAffine) {
       if (gamma) {
-        if (beta) write_units<VecOut, true, given::yes, given::yes>(yrow, gamma, beta, s, mean, rstd, policy);
-        else write_units<VecOut, true, given::yes, given::no>(yrow, gamma, beta, s, mean, rstd, policy);
+        if (beta) write_units<Kind, VecOut, true, given::yes, given::yes>(yrow, gamma, beta, s, mean, rstd, policy);
+        else write_units<Kind, VecOut, true, given::yes, given::no>(yrow, gamma, beta, s, mean, rstd, policy);
       } else {
-        if (beta) write_units<VecOut, true, given::no, given::yes>(yrow, gamma, beta, s, mean, rstd, policy);
-        else write_units<VecOut, true, given::no, given::no>(yrow, gamma, beta, s, mean, rstd, policy);
+        if (beta) write_units<Kind, VecOut, true, given::no, given::yes>(yrow, gamma, beta, s, mean, rstd, policy);
+        else write_units<Kind, VecOut, true, given::no, given::no>(yrow, gamma, beta, s, mean, rstd, policy);
       }
     } else {
-      write_units<VecOut, false, given::maybe, given::maybe>(yrow, gamma, beta, s, mean, rstd, policy);
+      write_units<Kind, VecOut, false, given::maybe, given::maybe>(yrow, gamma, beta, s, mean, rstd, policy);
     }
     if (extra_c >= 0) {
       const float g = gamma ? to_float(gamma[extra_c]) : 1.0f, b = beta ? to_float(beta[extra_c]) : 0.0f;
@@ -383,7 +384,7 @@ struct row_part {
   /// Whether write_units is handed gamma (or beta): known present, known absent, or tested per unit.
   enum class given { no, yes, maybe };
 
-  template <bool VecOut, bool VecAffine, given G, given B>
+  template <norm_kind Kind, bool VecOut, bool VecAffine, given G, given B>
   STRATA_HD void write_units(T* yrow, const T* gamma, const T* beta, const row_span& s, float mean, float rstd, cache_policy policy) const {
     T* ybase = const_cast<T*>(unit_base(yrow, s.head));
     auto put = [&](const vec::word16& unit_k, int k) {
@@ -393,7 +394,7 @@ struct row_part {
       affine<VecAffine, G>(gamma, c0, 1.0f, g);
       affine<VecAffine, B>(beta, c0, 0.0f, b);
       STRATA_UNROLL
-      for (int i = 0; i < L; ++i) v[i] = (x[i] - mean) * (rstd * g[i]) + b[i];
+      for (int i = 0; i < L; ++i) v[i] = (Kind == norm_kind::layer ? x[i] - mean : x[i]) * (rstd * g[i]) + b[i];
       if constexpr (VecOut) {
         store16(ybase + u * L, rows::pack_floats<T>(v), policy);
       } else {
@@ -442,13 +443,13 @@ STRATA_HD inline bool affine_on_units(const T* gamma, const T* beta, int head) {
 }
 
 /// Writes a thread's units choosing the store and affine widths the row's alignment allows.
-template <class T, int V, bool Spill>
+template <norm_kind Kind, class T, int V, bool Spill>
 STRATA_HD inline void write_part(const row_part<T, V, Spill>& part, const args<T>& a, const T* xrow, T* yrow, const row_span& s,
                                  float mean, float rstd, cache_policy policy = 0) {
   const bool vec_out = same_phase(xrow, yrow), vec_affine = affine_on_units(a.gamma, a.beta, s.head);
-  if (vec_out && vec_affine) part.template write<true, true>(yrow, a.gamma, a.beta, s, mean, rstd, policy);
-  else if (vec_out) part.template write<true, false>(yrow, a.gamma, a.beta, s, mean, rstd, policy);
-  else part.template write<false, false>(yrow, a.gamma, a.beta, s, mean, rstd);
+  if (vec_out && vec_affine) part.template write<Kind, true, true>(yrow, a.gamma, a.beta, s, mean, rstd, policy);
+  else if (vec_out) part.template write<Kind, true, false>(yrow, a.gamma, a.beta, s, mean, rstd, policy);
+  else part.template write<Kind, false, false>(yrow, a.gamma, a.beta, s, mean, rstd);
 }
 
 }  // namespace detail::norm

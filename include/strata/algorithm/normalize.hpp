@@ -255,8 +255,8 @@ void host_row(const plan& p, const args<T>& a, bool whole, index_t r) {
   float mean, rstd;
   finish<Kind>(m, a.cols, a.eps, mean, rstd);
   for (const row_part<T, V, Spill>& th : threads) {
-    if (whole) th.template write<true, true>(a.y + r * a.y_pitch, a.gamma, a.beta, row_span{a.cols, 0, 0, 0, 0}, mean, rstd);
-    else write_part(th, a, xrow, a.y + r * a.y_pitch, s, mean, rstd);
+    if (whole) th.template write<Kind, true, true>(a.y + r * a.y_pitch, a.gamma, a.beta, row_span{a.cols, 0, 0, 0, 0}, mean, rstd);
+    else write_part<Kind>(th, a, xrow, a.y + r * a.y_pitch, s, mean, rstd);
   }
 }
 
