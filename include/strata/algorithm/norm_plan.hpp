@@ -189,8 +189,20 @@ inline std::vector<plan> wide_candidates(index_t units, const device_model& dev)
   return out;
 }
 
+/// Row plans scoring at least this share of the best row plan's score count as good as it, and
+/// of those the one holding the fewest units a thread runs. Past the resident bytes that cover the
+/// memory's latency, more units a thread lengthen each thread's serial passes over its units and
+/// the time its block holds them: in the H200's sweep of every plan at 296 row shapes, the plans
+/// holding 7-8 units a thread of 16-bit rows ran up to 6.6% slower than ones holding 4-6 with a
+/// lower score. Taking the fewest units among plans within 0.85 of the best made the chosen plans
+/// a mean 1.0033x the fastest one's time for bf16 (1.0069x taking the best score) and 1.0013x
+/// for fp32 (1.0044x), the worst 1.035x (1.066x); shares of 0.95 to 0.75 gave 1.0037-1.0092x for
+/// bf16 (bench/results/raw-2026-11-28-norm-write/call4/, rule.py).
+inline constexpr double row_score_share = 0.85;
+
 /// The plan for rows spanning `units` 16-byte units (with up to `min_group` elements in partial
-/// units): the best-scoring row plan; rows longer than a block holds in registers are held by a
+/// units): among the row plans scoring within row_score_share of the best, the one with the
+/// fewest units a thread; rows longer than a block holds in registers are held by a
 /// block with the rest in shared memory up to the kind's limit (wide_candidates), and streamed
 /// beyond it (blocks of 128 threads and more hold any row's partial elements). Streamed plans measured within a few percent
 /// of clusters of blocks and of co-resident blocks per row at 16388-32768 elements and ahead of
@@ -205,7 +217,16 @@ inline plan choose(index_t units, int min_group, const device_model& dev) {
       if (s > best_score + 1e-9) best_score = s, best = p;
     }
   };
-  consider(row_candidates(units, min_group));
+  const std::vector<plan> rows = row_candidates(units, min_group);
+  consider(rows);
+  if (best_score > 0) {
+    const double good = row_score_share * best_score;
+    for (const plan& p : rows)  // in order of units a thread: the first good one
+      if (score(p, units, dev.blocks_per_sm(p), dev.target_bytes_per_sm) >= good) {
+        best = p;
+        break;
+      }
+  }
   if (best_score < 0) {
     if (const std::vector<plan> wide = wide_candidates(units, dev); !wide.empty()) best = wide.front(), best_score = 1;
   }
