@@ -194,10 +194,10 @@ inline std::vector<plan> wide_candidates(index_t units, const device_model& dev)
 /// memory's latency, more units a thread lengthen each thread's serial passes over its units and
 /// the time its block holds them: in the H200's sweep of every plan at 296 row shapes, the plans
 /// holding 7-8 units a thread of 16-bit rows ran up to 6.6% slower than ones holding 4-6 with a
-/// lower score. Taking the fewest units among plans within 0.85 of the best made the chosen plans
-/// a mean 1.0033x the fastest one's time for bf16 (1.0069x taking the best score) and 1.0013x
-/// for fp32 (1.0044x), the worst 1.035x (1.066x); shares of 0.95 to 0.75 gave 1.0037-1.0092x for
-/// bf16 (bench/results/raw-2026-11-28-norm-write/call4/, rule.py).
+/// lower score. Taking the fewest units among plans within 0.85 of the best puts the chosen plans
+/// at a mean 1.0033x the fastest one's time for bf16 (1.0069x taking the best score) and 1.0013x
+/// for fp32 (1.0044x), the worst at 1.035x (1.066x); shares of 0.95 to 0.75 give 1.0037-1.0092x
+/// for bf16 (bench/results/raw-2026-11-28-norm-write/call4/, rule.py).
 inline constexpr double row_score_share = 0.85;
 
 /// The plan for rows spanning `units` 16-byte units (with up to `min_group` elements in partial

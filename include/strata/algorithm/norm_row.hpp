@@ -268,13 +268,14 @@ struct row_part {
   STRATA_HD void load_whole(const T* row, index_t begin, index_t end, int t, int G, bool live, cache_policy policy = 0) {
     first = begin + t, step = G, k_lo = 0, k_hi = 0, extra_c = -1, extra = 0.0f;
     const int units = int(end - begin);  // a part: at most G * (V + spill) units
-    // Slot k's unit lies k units of the group past slot 0's: one base, then 32-bit offsets.
-    const T* base = row + first * L;
+    // Slot k's unit lies k units of the group past slot 0's: one element offset, then 32-bit steps
+    // (the pointer is formed only for a unit the thread loads).
+    const index_t base = first * L;
     STRATA_UNROLL
     for (int k = 0; k < V; ++k) {
       const bool mine = live && t + k * G < units;
       w[k] = vec::word16{};
-      if (mine) w[k] = load16(base + k * G * L, policy);
+      if (mine) w[k] = load16(row + (base + k * G * L), policy);
       k_hi += mine ? 1 : 0;
     }
     if constexpr (Spill) {
@@ -360,8 +361,8 @@ struct row_part {
   /// y's rows lie on 16-byte boundaries as x's do (whole units are one store each); VecAffine:
   /// gamma and beta's elements of a unit lie on one (one load each). With VecAffine, whether gamma
   /// and beta are given is settled once per call: each case writes its units with the missing one
-  /// folded to a constant, where testing for it and filling it per unit had cost a third of a
-  /// 16-bit row's write pass (issue-bound at 70-80% of the SM's issue slots on the H200).
+  /// folded to a constant: testing for it and filling it per unit would take about a third of a
+  /// 16-bit row's write pass, which keeps 65-80% of an H200 SM's issue slots busy.
   template <norm_kind Kind, bool VecOut, bool VecAffine>
   STRATA_HD void write(T* yrow, const T* gamma, const T* beta, const row_span& s, float mean, float rstd, cache_policy policy = 0) const {
     if constexpr (VecAffine) {
