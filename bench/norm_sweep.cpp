@@ -102,8 +102,9 @@ row measure(const char* dtype, index_t hidden, bool validate) {
     for (const sn::plan& p : sn::plans_considered<Kind, T>(needs)) {
       timed_plan t;
       t.plan = sn::describe(p), t.blocks = model.blocks_per_sm(p);
-      t.resident_kb = sn::resident_bytes(p, needs.units, t.blocks) / 1024, t.score = sn::score(p, needs.units, t.blocks, model.target_bytes_per_sm);
-      t.used = double(needs.units) / (double(p.parts) * p.group * p.vpt);
+      const index_t units = p.shape == sn::shape::streamed ? needs.units.spanned : needs.units.held;
+      t.resident_kb = sn::resident_bytes(p, units, t.blocks) / 1024, t.score = sn::score(p, units, t.blocks, model.target_bytes_per_sm);
+      t.used = double(units) / (double(p.parts) * p.group * p.vpt);
       t.ms = median_ms([&] { call(&p); });
       if (t.ms < r.best_ms) r.best_ms = t.ms, r.best = t.plan;
       r.plans.push_back(t);

@@ -152,8 +152,9 @@ TYPED_TEST(Normalize, EveryRowLengthLayoutAndKind) {
     }
 }
 
-// The plan covers every row it is chosen for: the group's units span the row (or the parts' do),
-// the group has a thread for each element of the partial first and last units, groups within a
+// The plan covers every row it is chosen for: the group's units hold the row's whole units (the
+// parts' units span the row), the group has a thread for each element of the partial first and
+// last units, groups within a
 // warp are powers of two and larger ones whole warps of at most max_group threads; row plans
 // prefetch about the model's prefetch bytes ahead, streamed plans and blocks holding units in
 // shared memory nothing; those blocks hold at most the kind's limit and fit twice an SM; on a GPU
@@ -165,15 +166,18 @@ TEST(NormalizePlan, EveryRowIsCovered) {
   for (const sn::device_model& model : {sn::host_model(), layer, small})
     for (index_t units = 1; units <= 70000; units += units < 5000 ? 1 : 997)
       for (int min_group : {0, 3, 7, 14}) {
-        const sn::plan p = sn::choose(units, min_group, model);
-        SCOPED_TRACE(std::to_string(units) + " units, " + std::to_string(min_group) + " partial elements: " + sn::describe(p));
-        ASSERT_GE(index_t(p.parts) * p.group * (p.vpt + p.spill), units);
+        // the whole units: all of them, or all but a partial last unit, or a partial first one too
+        const index_t held = std::max<index_t>(1, units - (min_group == 0 ? 0 : min_group < 8 ? 1 : 2));
+        const sn::plan p = sn::choose(sn::row_units{units, held, min_group}, model);
+        SCOPED_TRACE(std::to_string(units) + " units, " + std::to_string(held) + " whole, " + std::to_string(min_group) +
+                     " partial elements: " + sn::describe(p));
+        ASSERT_GE(index_t(p.parts) * p.group * (p.vpt + p.spill), p.shape == sn::shape::streamed ? units : held);
         ASSERT_LE(p.spill, model.max_spill);
         ASSERT_GE(p.group, min_group);
         ASSERT_TRUE(p.vpt >= 1 && p.vpt <= sn::max_vpt);
         ASSERT_TRUE(p.group <= 32 ? strata::is_pow2(std::size_t(p.group)) : p.group % 32 == 0 && p.group <= sn::max_group);
         if (p.shape == sn::shape::rows && p.spill > 0) {  // a block per row, past the registers' capacity
-          ASSERT_GT(units, index_t(sn::max_group) * sn::max_vpt);
+          ASSERT_GT(held, index_t(sn::max_group) * sn::max_vpt);
           ASSERT_TRUE(p.group == p.block && p.vpt == sn::max_vpt && p.ahead == 0);
           ASSERT_GE(model.blocks_per_sm(p), 2);
         } else if (p.shape == sn::shape::rows) {
@@ -192,30 +196,48 @@ TEST(NormalizePlan, EveryRowIsCovered) {
       }
 }
 
+// A row's partial units take no slot: rows of 8 x 128 + 1 and 8 x 128 + 7 bf16 elements (129 units
+// spanned, 128 or 127 whole) get the plan of rows of 8 x 128, and a row starting off a 16-byte
+// boundary whose whole units are 128 the same, while 129 whole units need more slots.
+TEST(NormalizePlan, PartialUnitsTakeNoSlot) {
+  namespace sn = strata::detail::norm;
+  for (norm_kind kind : {norm_kind::layer, norm_kind::rms}) {
+    const sn::device_model model = sn::host_model_for(kind);
+    const sn::plan even = sn::choose(sn::row_units{128, 128, 0}, model);
+    for (const sn::row_units u : {sn::row_units{129, 128, 1}, sn::row_units{129, 127, 7}, sn::row_units{130, 128, 8}}) {
+      const sn::plan p = sn::choose(u, model);
+      EXPECT_EQ(p.group * p.vpt, even.group * even.vpt) << sn::describe(p) << " against " << sn::describe(even);
+    }
+    const sn::plan more = sn::choose(sn::row_units{129, 129, 0}, model);
+    EXPECT_GE(more.group * more.vpt, 129) << sn::describe(more);
+  }
+}
+
 // Which rows take a block partly in shared memory on the model GPU: just past the registers'
 // 4096 units a block (1 unit a thread more), up to 8 more for RMS norm and 2 for layer norm;
 // streamed beyond.
 TEST(NormalizePlan, WideRowsUpToTheKindsLimit) {
   namespace sn = strata::detail::norm;
+  const auto whole_rows = [](index_t units, int partial) { return sn::row_units{units, units, partial}; };
   const sn::device_model rms = sn::host_model_for(norm_kind::rms), layer = sn::host_model_for(norm_kind::layer);
-  EXPECT_EQ(sn::choose(4096, 0, rms).spill, 0);
-  EXPECT_EQ(sn::choose(4097, 14, rms).spill, 1);
-  EXPECT_EQ(sn::choose(4097, 14, layer).spill, 1);
-  EXPECT_EQ(sn::choose(5120, 0, layer).spill, 2);
-  EXPECT_EQ(sn::choose(5121, 0, layer).shape, sn::shape::streamed);
-  EXPECT_EQ(sn::choose(8192, 0, rms).spill, 8);
-  EXPECT_EQ(sn::choose(8193, 0, rms).shape, sn::shape::streamed);
-  const sn::plan p = sn::choose(6000, 0, rms);
+  EXPECT_EQ(sn::choose(whole_rows(4096, 0), rms).spill, 0);
+  EXPECT_EQ(sn::choose(whole_rows(4097, 14), rms).spill, 1);
+  EXPECT_EQ(sn::choose(whole_rows(4097, 14), layer).spill, 1);
+  EXPECT_EQ(sn::choose(whole_rows(5120, 0), layer).spill, 2);
+  EXPECT_EQ(sn::choose(whole_rows(5121, 0), layer).shape, sn::shape::streamed);
+  EXPECT_EQ(sn::choose(whole_rows(8192, 0), rms).spill, 8);
+  EXPECT_EQ(sn::choose(whole_rows(8193, 0), rms).shape, sn::shape::streamed);
+  const sn::plan p = sn::choose(whole_rows(6000, 0), rms);
   EXPECT_EQ(sn::describe(p), "rows group=512 vpt=8 block=512 spill=4");
   // A device that lets a block take only 48 KiB of dynamic shared memory: 6 units a thread fit
   // (512 threads x 6 x 16 bytes), 7 do not, and such rows stream instead.
   sn::device_model small = rms;
   small.max_block_shared = 48 * 1024;
-  EXPECT_EQ(sn::choose(4096 + 6 * 512, 0, small).spill, 6);
-  EXPECT_EQ(sn::choose(4096 + 6 * 512 + 1, 0, small).shape, sn::shape::streamed);
-  EXPECT_EQ(sn::choose(4096 + 6 * 512 + 1, 0, rms).spill, 7);
+  EXPECT_EQ(sn::choose(whole_rows(4096 + 6 * 512, 0), small).spill, 6);
+  EXPECT_EQ(sn::choose(whole_rows(4096 + 6 * 512 + 1, 0), small).shape, sn::shape::streamed);
+  EXPECT_EQ(sn::choose(whole_rows(4096 + 6 * 512 + 1, 0), rms).spill, 7);
   small.max_block_shared = 0;  // no room past the default: no shared-memory plan at all
-  EXPECT_EQ(sn::choose(4097, 14, small).shape, sn::shape::streamed);
+  EXPECT_EQ(sn::choose(whole_rows(4097, 14), small).shape, sn::shape::streamed);
 }
 
 // More rows than the GPU holds at once (rows in several waves; streamed rows with more chunks than

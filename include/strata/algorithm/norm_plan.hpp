@@ -189,6 +189,15 @@ inline std::vector<plan> wide_candidates(index_t units, const device_model& dev)
   return out;
 }
 
+/// What a plan must cover for rows of some length: the units a row spans (a streamed row's chunks
+/// run over them), the whole units among them (what a row plan's slots hold; at least 1) and the
+/// elements of the partial first and last units (fewer than 2 x 16 bytes), which a group's first
+/// threads hold one each.
+struct row_units {
+  index_t spanned, held;
+  int partial;
+};
+
 /// Row plans scoring at least this share of the best row plan's score count as good as it, and
 /// of those the one holding the fewest units a thread runs. Past the resident bytes that cover the
 /// memory's latency, more units a thread lengthen each thread's serial passes over its units and
@@ -200,50 +209,51 @@ inline std::vector<plan> wide_candidates(index_t units, const device_model& dev)
 /// for bf16 (bench/results/raw-2026-11-28-norm-write/call4/, rule.py).
 inline constexpr double row_score_share = 0.85;
 
-/// The plan for rows spanning `units` 16-byte units (with up to `min_group` elements in partial
-/// units): among the row plans scoring within row_score_share of the best, the one with the
-/// fewest units a thread; rows longer than a block holds in registers are held by a
-/// block with the rest in shared memory up to the kind's limit (wide_candidates), and streamed
-/// beyond it (blocks of 128 threads and more hold any row's partial elements). Streamed plans measured within a few percent
-/// of clusters of blocks and of co-resident blocks per row at 16388-32768 elements and ahead of
-/// them beyond (bench/results/raw-2026-11-23-norm/call5-long-rows-streamed-vs-cluster-split.json),
-/// with no limit on row length.
-inline plan choose(index_t units, int min_group, const device_model& dev) {
+/// The plan for such rows: among the row plans holding the whole units and scoring within
+/// row_score_share of the best, the one with the fewest units a thread; rows longer than a block
+/// holds in registers are held by a block with the rest in shared memory up to the kind's limit
+/// (wide_candidates), and streamed beyond it (blocks of 128 threads and more hold any row's partial
+/// elements). Streamed plans measured within a few percent of clusters of blocks and of
+/// co-resident blocks per row at 16388-32768 elements and ahead of them beyond
+/// (bench/results/raw-2026-11-23-norm/call5-long-rows-streamed-vs-cluster-split.json), with no
+/// limit on row length.
+inline plan choose(const row_units& u, const device_model& dev) {
   plan best;
   double best_score = -1;
-  auto consider = [&](const std::vector<plan>& cands) {
-    for (const plan& p : cands) {
-      const double s = score(p, units, dev.blocks_per_sm(p), dev.target_bytes_per_sm);
-      if (s > best_score + 1e-9) best_score = s, best = p;
-    }
+  auto score_of = [&](const plan& p) {
+    return score(p, p.shape == norm::shape::streamed ? u.spanned : u.held, dev.blocks_per_sm(p), dev.target_bytes_per_sm);
   };
-  const std::vector<plan> rows = row_candidates(units, min_group);
+  auto consider = [&](const std::vector<plan>& cands) {
+    for (const plan& p : cands)
+      if (const double s = score_of(p); s > best_score + 1e-9) best_score = s, best = p;
+  };
+  const std::vector<plan> rows = row_candidates(u.held, u.partial);
   consider(rows);
   if (best_score > 0) {
     const double good = row_score_share * best_score;
     for (const plan& p : rows)  // in order of units a thread: the first good one
-      if (score(p, units, dev.blocks_per_sm(p), dev.target_bytes_per_sm) >= good) {
+      if (score_of(p) >= good) {
         best = p;
         break;
       }
   }
   if (best_score < 0) {
-    if (const std::vector<plan> wide = wide_candidates(units, dev); !wide.empty()) best = wide.front(), best_score = 1;
+    if (const std::vector<plan> wide = wide_candidates(u.held, dev); !wide.empty()) best = wide.front(), best_score = 1;
   }
-  if (best_score < 0) consider(streamed_candidates(units, dev));
+  if (best_score < 0) consider(streamed_candidates(u.spanned, dev));
   if (best_score < 0) throw std::runtime_error("strata: normalization: no kernel configuration fits this device");
-  set_ahead(best, units, dev);
+  set_ahead(best, u.spanned, dev);
   return best;
 }
 
 /// Every plan choose() weighs for such rows (sweeps time them all to check the choice).
-inline std::vector<plan> considered(index_t units, int min_group, const device_model& dev) {
-  std::vector<plan> out = row_candidates(units, min_group);
+inline std::vector<plan> considered(const row_units& u, const device_model& dev) {
+  std::vector<plan> out = row_candidates(u.held, u.partial);
   if (out.empty()) {
-    out = wide_candidates(units, dev);
-    for (const plan& p : streamed_candidates(units, dev)) out.push_back(p);
+    out = wide_candidates(u.held, dev);
+    for (const plan& p : streamed_candidates(u.spanned, dev)) out.push_back(p);
   }
-  for (plan& p : out) set_ahead(p, units, dev);
+  for (plan& p : out) set_ahead(p, u.spanned, dev);
   return out;
 }
 

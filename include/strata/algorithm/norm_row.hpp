@@ -238,10 +238,12 @@ STRATA_HD inline float elements_in(const row_span& s, index_t begin, index_t end
   return n > 0 ? float(n) : 0.0f;
 }
 
-/// The units one thread holds of a row's units [begin, end): unit begin + t + k * G in slot k;
-/// slots [k_lo, k_hi) hold whole units, the others zero. The elements of the row's partial first
-/// and last units (fewer than 2 * L) are spread one per thread over the group's first threads
-/// (`extra`, element `extra_c` of the row): their masks stay out of every slot's code.
+/// The units one thread holds of the whole units among a row's units [begin, end): the part's
+/// first whole unit + t + k * G in slot k; slots [0, k_hi) hold whole units, the others zero. The
+/// elements of the row's partial first and last units (fewer than 2 * L) are spread one per thread
+/// over the group's first threads (`extra`, element `extra_c` of the row): their masks stay out of
+/// every slot's code, and a group's slots need cover only the whole units (a row of 8 * 128 + 1
+/// bf16 elements fills 32 threads x 4 slots, as one of 8 * 128 does).
 /// Spill: slots V .. V + spill - 1 lie in shared memory (slot V + j at sp[j * step], set by the
 /// caller; a thread reads only its own slots, so no barrier guards them), loaded by cp.async
 /// while the registers' loads are in flight. Every pass visits the slots in order, registers first.
@@ -250,13 +252,13 @@ struct row_part {
   static constexpr int L = lanes<T>;
   vec::word16 w[V];
   index_t first;  // unit in slot 0
-  int step, k_lo, k_hi;
+  int step, k_hi;
   index_t extra_c;  // the row element this thread holds besides its units, -1 for none
   float extra;
   vec::word16* sp = nullptr;  // Spill: this thread's first shared-memory slot
   int spill = 0;              // Spill: slots in shared memory
 
-  STRATA_HD bool whole(int k) const { return k >= k_lo && k < k_hi; }
+  STRATA_HD bool whole(int k) const { return k < k_hi; }
   STRATA_HD int slots() const { return Spill ? V + spill : V; }
   /// The unit in shared-memory slot V + j, read when used. (Never w[k] at a run-time k: indexing
   /// the registers' array at run time would move it to local memory.)
@@ -266,7 +268,7 @@ struct row_part {
   /// [begin, end) of them: the thread's units are begin + t + k * G below end, found by compares,
   /// so the loads issue after a few instructions.
   STRATA_HD void load_whole(const T* row, index_t begin, index_t end, int t, int G, bool live, cache_policy policy = 0) {
-    first = begin + t, step = G, k_lo = 0, k_hi = 0, extra_c = -1, extra = 0.0f;
+    first = begin + t, step = G, k_hi = 0, extra_c = -1, extra = 0.0f;
     const int units = int(end - begin);  // a part: at most G * (V + spill) units
     // Slot k's unit lies k units of the group past slot 0's: one element offset, then 32-bit steps
     // (the pointer is formed only for a unit the thread loads).
@@ -289,16 +291,22 @@ struct row_part {
     }
   }
 
+  /// After load_whole, for a row on a 16-byte boundary whose length is not a multiple of L: the
+  /// elements of its partial last unit (unit cols / L), one per thread over the part's first
+  /// threads, where the part's units [begin, end) include that unit.
+  STRATA_HD void load_tail(const T* row, index_t cols, index_t begin, index_t end, int t, bool live) {
+    const index_t u = cols / L, c = u * L + t;
+    if (live && u >= begin && u < end && c < cols) extra_c = c, extra = to_float(row[c]);
+  }
+
   /// Places the thread and loads its whole units and its element, all in flight at once.
   /// live == false: the thread holds nothing.
   STRATA_HD void load(const T* row, const row_span& s, index_t begin, index_t end, int t, int G, bool live, cache_policy policy = 0) {
     // Offsets inside one part are below G * V (at most 4096 units): 32-bit arithmetic.
-    first = begin + t, step = G;
-    const index_t fe = s.full_end < end ? s.full_end : end;
-    k_lo = first < s.full_begin ? 1 : 0;
-    k_hi = !live || first >= fe ? 0 : (int(fe - first) + G - 1) / G;
+    const index_t wb = s.full_begin > begin ? s.full_begin : begin, we = s.full_end < end ? s.full_end : end;
+    first = wb + t, step = G;
+    k_hi = !live || first >= we ? 0 : (int(we - first) + G - 1) / G;
     if (k_hi > slots()) k_hi = slots();
-    if (k_hi < k_lo) k_hi = k_lo;
     int head_n;
     index_t tail_c;
     const int n = partial_elements(s, begin, end, L, head_n, tail_c);
@@ -320,7 +328,7 @@ struct row_part {
   }
 
   /// Elements this thread holds.
-  STRATA_HD float count() const { return float(k_hi - k_lo) * L + (extra_c >= 0 ? 1.0f : 0.0f); }
+  STRATA_HD float count() const { return float(k_hi) * L + (extra_c >= 0 ? 1.0f : 0.0f); }
   /// Sum of the thread's elements (layer norm), or of their squares (RMS norm).
   template <norm_kind Kind>
   STRATA_HD float sum() const {

@@ -108,15 +108,15 @@ device_model gpu_model(bool whole) {
 /// choose() for the current GPU, remembered per device and row span: a call after the first pays
 /// one map lookup.
 template <norm_kind Kind, class T>
-plan chosen(index_t units, int min_group, bool whole) {
+plan chosen(const row_units& units, bool whole) {
   static std::mutex m;
-  static std::map<std::tuple<int, index_t, int, bool>, plan> cache;
-  const auto key = std::make_tuple(current_device(), units, min_group, whole);
+  static std::map<std::tuple<int, index_t, index_t, int, bool>, plan> cache;
+  const auto key = std::make_tuple(current_device(), units.spanned, units.held, units.partial, whole);
   {
     std::lock_guard<std::mutex> lock(m);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  const plan p = choose(units, min_group, gpu_model<Kind, T>(whole));
+  const plan p = choose(units, gpu_model<Kind, T>(whole));
   std::lock_guard<std::mutex> lock(m);
   return cache.emplace(key, p).first->second;
 }
@@ -241,8 +241,12 @@ void host_row(const plan& p, const args<T>& a, bool whole, index_t r) {
       throw std::logic_error("strata: normalization plan " + describe(p) + " has fewer threads than partial elements");
     row_part<T, V, Spill>* th = &threads[std::size_t(q) * G];
     for (int t = 0; t < G; ++t) {
-      if (whole) th[t].load_whole(xrow, begin, end, t, G, begin < end);
-      else th[t].load(xrow, s, begin, end, t, G, begin < end);
+      if (whole) {
+        th[t].load_whole(xrow, begin, std::min(end, a.cols / lanes<T>), t, G, begin < end);
+        th[t].load_tail(xrow, a.cols, begin, end, t, begin < end);
+      } else {
+        th[t].load(xrow, s, begin, end, t, G, begin < end);
+      }
     }
     part_stats[std::size_t(q)] = host_part_moments<Kind>(th, p.shape == norm::shape::rows ? float(a.cols) : elements_in<T>(s, begin, end), G);
   }
@@ -275,13 +279,12 @@ void host_rows(const plan& p, const args<T>& a, bool whole) {
 
 // ---- the entry point ----------------------------------------------------------------------------
 
-/// Whether every row starts on a 16-byte boundary and is whole units, and gamma and beta lie on
-/// 16-byte boundaries: the rows kernel's fast path.
+/// Whether every row starts on a 16-byte boundary (whole units, then perhaps a partial last one),
+/// and gamma and beta lie on 16-byte boundaries: the kernels' fast path.
 template <class T>
 bool whole_units(const args<T>& a) {
   auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  return aligned(a.x) && (std::size_t(a.x_pitch) * sizeof(T)) % 16 == 0 && a.cols % lanes<T> == 0 && (!a.gamma || aligned(a.gamma)) &&
-         (!a.beta || aligned(a.beta));
+  return aligned(a.x) && (std::size_t(a.x_pitch) * sizeof(T)) % 16 == 0 && (!a.gamma || aligned(a.gamma)) && (!a.beta || aligned(a.beta));
 }
 
 /// Whether y's rows lie as x's do relative to 16-byte boundaries (whole units store as vectors).
@@ -290,25 +293,27 @@ bool in_phase(const args<T>& a) {
   return same_phase(a.x, a.y) && (a.rows <= 1 || (std::size_t(a.x_pitch - a.y_pitch) * sizeof(T)) % 16 == 0);
 }
 
-/// What a plan must cover for these rows: the units a row spans and the elements of its partial
-/// first and last units (one thread each). Rows that all start at one offset from a 16-byte
-/// boundary give exact counts; rows whose pitch moves that offset take the largest over offsets.
+/// What a plan must cover for these rows (norm_plan.hpp: row_units) and whether the kernels' fast
+/// path applies (whole_units and y's rows in phase with x's). Rows that all start at one offset
+/// from a 16-byte boundary give exact counts; rows whose pitch moves that offset take the largest
+/// over offsets.
 struct row_needs {
-  index_t units;
-  int partial;
-  bool whole;  // the rows kernel's fast path applies (whole_units and y's rows in phase with x's)
+  row_units units;
+  bool whole;
 };
 template <class T>
 row_needs needs_of(const args<T>& a) {
   const int L = lanes<T>, head0 = int(reinterpret_cast<std::uintptr_t>(a.x) % 16 / sizeof(T));
   const bool offsets_vary = a.rows > 1 && (std::size_t(a.x_pitch) * sizeof(T)) % 16 != 0;
-  row_needs n{0, 0, whole_units(a) && in_phase(a)};
+  row_needs n{row_units{0, 1, 0}, whole_units(a) && in_phase(a)};
   for (int head = offsets_vary ? 0 : head0; head <= (offsets_vary ? L - 1 : head0); ++head) {
     const index_t units = units_spanned(a.cols, int(sizeof(T)), head);
     const row_span s{a.cols, units, head > 0 ? 1 : 0, (head + a.cols) / L, head};
     int head_n;
     index_t tail_c;
-    n.units = std::max(n.units, units), n.partial = std::max(n.partial, partial_elements(s, 0, units, L, head_n, tail_c));
+    n.units.spanned = std::max(n.units.spanned, units);
+    n.units.held = std::max(n.units.held, s.full_end - s.full_begin);
+    n.units.partial = std::max(n.units.partial, partial_elements(s, 0, units, L, head_n, tail_c));
   }
   return n;
 }
@@ -324,17 +329,17 @@ inline device_model host_model_for(norm_kind kind) {
 template <norm_kind Kind, class T>
 plan planned(const row_needs& n) {
 #if defined(STRATA_BACKEND_CUDA)
-  return chosen<Kind, T>(n.units, n.partial, n.whole);
+  return chosen<Kind, T>(n.units, n.whole);
 #else
-  return choose(n.units, n.partial, host_model_for(Kind));
+  return choose(n.units, host_model_for(Kind));
 #endif
 }
 template <norm_kind Kind, class T>
 std::vector<plan> plans_considered(const row_needs& n) {
 #if defined(STRATA_BACKEND_CUDA)
-  return considered(n.units, n.partial, gpu_model<Kind, T>(n.whole));
+  return considered(n.units, gpu_model<Kind, T>(n.whole));
 #else
-  return considered(n.units, n.partial, host_model_for(Kind));
+  return considered(n.units, host_model_for(Kind));
 #endif
 }
 
