@@ -95,7 +95,7 @@ row measure(const char* dtype, index_t hidden, bool validate) {
   r.best = r.chosen, r.best_ms = r.ms;
   if (validate) {
 #if defined(STRATA_BACKEND_CUDA)
-    const sn::device_model model = sn::gpu_model<Kind, T>(needs.whole);
+    const sn::device_model model = sn::gpu_model<Kind, T>(needs.whole, needs.tail);
 #else
     const sn::device_model model = sn::host_model();
 #endif
@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
   const double memcpy_gbps = 2.0 * double(copy_bytes) / (copy_ms * 1e-3) / 1e9;
 #if defined(STRATA_BACKEND_CUDA)
   std::printf("memory bandwidth from the device %.1f GB/s, row bytes per SM targeted %.1f KiB\n", sn::memory_bandwidth() / 1e9,
-              sn::gpu_model<strata::norm_kind::layer, float>(true).target_bytes_per_sm / 1024);
+              sn::gpu_model<strata::norm_kind::layer, float>(true, false).target_bytes_per_sm / 1024);
 #endif
   std::printf("cudaMemcpy D2D %.1f GB/s\n| op | dtype | rows x hidden | chosen | ms | x memcpy | fastest considered | ms | chosen / fastest |\n"
               "| --- | --- | --- | --- | ---: | ---: | --- | ---: | ---: |\n", memcpy_gbps);

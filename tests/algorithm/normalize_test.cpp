@@ -213,6 +213,23 @@ TEST(NormalizePlan, PartialUnitsTakeNoSlot) {
   }
 }
 
+// Rows on 16-byte boundaries ending in a partial unit run the rows kernel's variant for them; a
+// block partly in shared memory or a streamed chunk runs the general code for such rows, and rows
+// of whole units the whole-unit code whatever the plan.
+TEST(NormalizePlan, CodeForEachPlan) {
+  namespace sn = strata::detail::norm;
+  sn::plan rows, wide, streamed;
+  wide.spill = 2, streamed.shape = sn::shape::streamed;
+  EXPECT_EQ(sn::code_for(rows, true, true), sn::code::whole_tail);
+  EXPECT_EQ(sn::code_for(wide, true, true), sn::code::general);
+  EXPECT_EQ(sn::code_for(streamed, true, true), sn::code::general);
+  for (const sn::plan& p : {rows, wide, streamed}) {
+    EXPECT_EQ(sn::code_for(p, true, false), sn::code::whole);
+    EXPECT_EQ(sn::code_for(p, false, false), sn::code::general);
+    EXPECT_EQ(sn::code_for(p, false, true), sn::code::general);
+  }
+}
+
 // Which rows take a block partly in shared memory on the model GPU: just past the registers'
 // 4096 units a block (1 unit a thread more), up to 8 more for RMS norm and 2 for layer norm;
 // streamed beyond.

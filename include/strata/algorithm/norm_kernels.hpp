@@ -116,9 +116,11 @@ __device__ inline moments part_moments(const row_part<T, V, Spill>& part, float 
 
 /// Rows held by groups of G threads, blockDim.x / G rows per block, a grid of all rows: as many
 /// rows in flight as registers allow and no loop (loop-carried state would cost resident rows).
-/// Whole == true: every row starts on a 16-byte boundary, y's rows lie as x's and gamma and beta
-/// on 16-byte boundaries (checked per call); the thread loads its whole units at once, and the
-/// group's first threads an element each of a partial last unit.
+/// Whole == true: every row starts on a 16-byte boundary and is whole units, y's rows lie as x's
+/// and gamma and beta on 16-byte boundaries (checked per call); the thread loads its units at once.
+/// Tail == true (with Whole): the rows end in a partial unit, whose elements the group's first
+/// threads hold one each; a variant of its own, since those elements take registers that would
+/// cost rows of whole units a block an SM (fp32, 512 threads: 44 registers a thread instead of 40).
 /// The streamed kernel has the same fast path. Both kernels are built for two blocks of max_group
 /// threads per SM (at most 64 registers a thread): a block of 512 threads holding 8 units each
 /// would otherwise take more and run alone on its SM, and the streamed kernel's 16-bit variants
@@ -129,7 +131,7 @@ __device__ inline moments part_moments(const row_part<T, V, Spill>& part, float 
 /// (norm_plan.hpp: prefetch_seconds; 0: none), which a later block then reads from L2.
 /// Spill: a block holds its row with `spill` units a thread past the registers' V in dynamic
 /// shared memory (norm_plan.hpp: wide_candidates).
-template <norm_kind Kind, class T, int V, bool Whole, bool Spill = false>
+template <norm_kind Kind, class T, int V, bool Whole, bool Spill = false, bool Tail = false>
 __global__ void __launch_bounds__(max_group, 2) rows_kernel(args<T> a, int G, index_t ahead, int spill) {
   __shared__ sum_slots slots;
   extern __shared__ vec::word16 spill_slots[];
@@ -143,7 +145,7 @@ __global__ void __launch_bounds__(max_group, 2) rows_kernel(args<T> a, int G, in
   if constexpr (Spill) part.sp = spill_slots + t, part.spill = spill;
   if constexpr (Whole) {
     part.load_whole(xrow, 0, a.cols / lanes<T>, t, G, live);
-    part.load_tail(xrow, a.cols, 0, a.cols / lanes<T> + 1, t, live);
+    if constexpr (Tail) part.load_tail(xrow, a.cols, 0, a.cols / lanes<T> + 1, t, live);
     const moments m = part_moments<Kind>(part, float(a.cols), G, slots);
     if (!live) return;
     float mean, rstd;
@@ -210,13 +212,8 @@ __global__ void __launch_bounds__(max_group, 2) streamed_kernel(args<T> a, int p
     const row_span s = span_of(xrow, a.cols);
     const index_t begin = q * G * V, end = std::min<index_t>(s.units, begin + index_t(G) * V);
     row_part<T, V> part;
-    if constexpr (Whole) {
-      const index_t whole_end = std::min<index_t>(end, a.cols / lanes<T>);
-      part.load_whole(xrow, begin, whole_end, int(threadIdx.x), G, begin < end, stats ? keep : leave);
-      part.load_tail(xrow, a.cols, begin, end, int(threadIdx.x), begin < end);
-    } else {
-      part.load(xrow, s, begin, end, int(threadIdx.x), G, begin < end, stats ? keep : leave);
-    }
+    if constexpr (Whole) part.load_whole(xrow, begin, end, int(threadIdx.x), G, begin < end, stats ? keep : leave);
+    else part.load(xrow, s, begin, end, int(threadIdx.x), G, begin < end, stats ? keep : leave);
     if (stats) {
       const moments m = part_moments<Kind>(part, elements_in<T>(s, begin, end), G, slots);
       if (threadIdx.x == 0) {

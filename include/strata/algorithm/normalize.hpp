@@ -32,16 +32,29 @@
 namespace strata {
 namespace detail::norm {
 
+/// Which code a plan runs: the whole-unit code where every row starts on a 16-byte boundary, y's
+/// rows lie as x's and gamma and beta on 16-byte boundaries (whole_units, in_phase); for such rows
+/// ending in a partial unit, the rows kernel's variant holding its elements (blocks partly in
+/// shared memory and streamed chunks take the general code for them); the general code otherwise.
+enum class code { general, whole, whole_tail };
+inline code code_for(const plan& p, bool whole, bool tail) {
+  if (!whole) return code::general;
+  if (!tail) return code::whole;
+  return p.shape == norm::shape::rows && p.spill == 0 ? code::whole_tail : code::general;
+}
+
 #if defined(STRATA_BACKEND_CUDA)
 // ---- the device model and the launch ---------------------------------------------------------
 
 template <norm_kind Kind, class T, int V>
-auto kernel_of(const plan& p, bool whole) {
+const void* kernel_of(const plan& p, code c) {
+  const bool whole = c != code::general;
   if (p.shape == norm::shape::streamed)
     return whole ? reinterpret_cast<const void*>(&streamed_kernel<Kind, T, V, true>) : reinterpret_cast<const void*>(&streamed_kernel<Kind, T, V, false>);
   if (p.spill > 0)
     return whole ? reinterpret_cast<const void*>(&rows_kernel<Kind, T, max_vpt, true, true>)
                  : reinterpret_cast<const void*>(&rows_kernel<Kind, T, max_vpt, false, true>);
+  if (c == code::whole_tail) return reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, true, false, true>);
   return whole ? reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, true>) : reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, false>);
 }
 
@@ -79,10 +92,10 @@ inline double memory_bandwidth() {
   return 2.0 * double(khz) * 1e3 * double(bits) / 8.0;
 }
 
-/// The current GPU as the chooser sees it: its SM count, the occupancy API for each kernel (the
-/// rows kernel's fast path where `whole`).
+/// The current GPU as the chooser sees it: its SM count, the occupancy API for the kernel each
+/// plan would run (code_for).
 template <norm_kind Kind, class T>
-device_model gpu_model(bool whole) {
+device_model gpu_model(bool whole, bool tail) {
   device_model m;
   m.sms = current_device_shape().sms;
   const double bandwidth = memory_bandwidth();
@@ -94,10 +107,10 @@ device_model gpu_model(bool whole) {
   m.max_spill = Kind == norm_kind::layer ? layer_max_spill : rms_max_spill;
   plan wide;
   wide.spill = 1;
-  m.max_block_shared = allow_spill(kernel_of<Kind, T, max_vpt>(wide, whole));
-  m.blocks_per_sm = [whole](const plan& p) {
+  m.max_block_shared = allow_spill(kernel_of<Kind, T, max_vpt>(wide, code_for(wide, whole, tail)));
+  m.blocks_per_sm = [whole, tail](const plan& p) {
     return with_vpt(p.vpt, [&]<int V>() {
-      const void* k = kernel_of<Kind, T, V>(p, whole);
+      const void* k = kernel_of<Kind, T, V>(p, code_for(p, whole, tail));
       if (p.spill > 0 && spill_bytes(p) > allow_spill(k)) return 0;
       return strata::detail::blocks_per_sm(k, p.block, spill_bytes(p));
     });
@@ -108,15 +121,15 @@ device_model gpu_model(bool whole) {
 /// choose() for the current GPU, remembered per device and row span: a call after the first pays
 /// one map lookup.
 template <norm_kind Kind, class T>
-plan chosen(const row_units& units, bool whole) {
+plan chosen(const row_units& units, bool whole, bool tail) {
   static std::mutex m;
-  static std::map<std::tuple<int, index_t, index_t, int, bool>, plan> cache;
-  const auto key = std::make_tuple(current_device(), units.spanned, units.held, units.partial, whole);
+  static std::map<std::tuple<int, index_t, index_t, int, bool, bool>, plan> cache;
+  const auto key = std::make_tuple(current_device(), units.spanned, units.held, units.partial, whole, tail);
   {
     std::lock_guard<std::mutex> lock(m);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  const plan p = choose(units, gpu_model<Kind, T>(whole));
+  const plan p = choose(units, gpu_model<Kind, T>(whole, tail));
   std::lock_guard<std::mutex> lock(m);
   return cache.emplace(key, p).first->second;
 }
@@ -127,10 +140,11 @@ inline void check_blocks(index_t blocks, index_t rows) {
 }
 
 template <norm_kind Kind, class T>
-void launch(const plan& p, const args<T>& a, bool whole, stream_t stream) {
+void launch(const plan& p, const args<T>& a, code c, stream_t stream) {
+  const bool whole = c != code::general;
   if (p.shape == norm::shape::rows && p.spill > 0) {  // a block per row, part of it in shared memory
     check_blocks(a.rows, a.rows);
-    allow_spill(kernel_of<Kind, T, max_vpt>(p, whole));  // run() has checked the plan against its limit
+    allow_spill(kernel_of<Kind, T, max_vpt>(p, c));  // run() has checked the plan against its limit
     if (whole) rows_kernel<Kind, T, max_vpt, true, true><<<unsigned(a.rows), p.block, spill_bytes(p), stream>>>(a, p.group, p.ahead, p.spill);
     else rows_kernel<Kind, T, max_vpt, false, true><<<unsigned(a.rows), p.block, spill_bytes(p), stream>>>(a, p.group, p.ahead, p.spill);
     check_launch("normalization kernel (rows partly in shared memory)");
@@ -138,7 +152,8 @@ void launch(const plan& p, const args<T>& a, bool whole, stream_t stream) {
     const index_t per_block = p.block / p.group, blocks = (a.rows + per_block - 1) / per_block;
     check_blocks(blocks, a.rows);
     with_vpt(p.vpt, [&]<int V>() {
-      if (whole) rows_kernel<Kind, T, V, true><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group, p.ahead, 0);
+      if (c == code::whole_tail) rows_kernel<Kind, T, V, true, false, true><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group, p.ahead, 0);
+      else if (whole) rows_kernel<Kind, T, V, true><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group, p.ahead, 0);
       else rows_kernel<Kind, T, V, false><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group, p.ahead, 0);
     });
     check_launch("normalization kernel");
@@ -223,7 +238,7 @@ moments host_part_moments(const row_part<T, V, Spill>* th, float n, int G) {
 /// One row the way the plan's kernel treats it: every thread of every part loads its units, each
 /// part's group merges its threads' statistics, the parts merge theirs, every thread writes.
 template <norm_kind Kind, class T, int V, bool Spill = false>
-void host_row(const plan& p, const args<T>& a, bool whole, index_t r) {
+void host_row(const plan& p, const args<T>& a, code c, index_t r) {
   const T* xrow = a.x + r * a.x_pitch;
   const row_span s = span_of(xrow, a.cols);
   const int G = p.group, parts = p.shape == norm::shape::rows ? 1 : p.parts;
@@ -241,11 +256,11 @@ void host_row(const plan& p, const args<T>& a, bool whole, index_t r) {
       throw std::logic_error("strata: normalization plan " + describe(p) + " has fewer threads than partial elements");
     row_part<T, V, Spill>* th = &threads[std::size_t(q) * G];
     for (int t = 0; t < G; ++t) {
-      if (whole) {
-        th[t].load_whole(xrow, begin, std::min(end, a.cols / lanes<T>), t, G, begin < end);
-        th[t].load_tail(xrow, a.cols, begin, end, t, begin < end);
-      } else {
+      if (c == code::general) {
         th[t].load(xrow, s, begin, end, t, G, begin < end);
+      } else {
+        th[t].load_whole(xrow, begin, std::min(end, a.cols / lanes<T>), t, G, begin < end);
+        if (c == code::whole_tail) th[t].load_tail(xrow, a.cols, begin, s.units, t, begin < end);
       }
     }
     part_stats[std::size_t(q)] = host_part_moments<Kind>(th, p.shape == norm::shape::rows ? float(a.cols) : elements_in<T>(s, begin, end), G);
@@ -259,28 +274,28 @@ void host_row(const plan& p, const args<T>& a, bool whole, index_t r) {
   float mean, rstd;
   finish<Kind>(m, a.cols, a.eps, mean, rstd);
   for (const row_part<T, V, Spill>& th : threads) {
-    if (whole) th.template write<Kind, true, true>(a.y + r * a.y_pitch, a.gamma, a.beta, row_span{a.cols, 0, 0, 0, 0}, mean, rstd);
+    if (c != code::general) th.template write<Kind, true, true>(a.y + r * a.y_pitch, a.gamma, a.beta, row_span{a.cols, 0, 0, 0, 0}, mean, rstd);
     else write_part<Kind>(th, a, xrow, a.y + r * a.y_pitch, s, mean, rstd);
   }
 }
 
 template <norm_kind Kind, class T>
-void host_rows(const plan& p, const args<T>& a, bool whole) {
+void host_rows(const plan& p, const args<T>& a, code c) {
   if (p.spill > 0) {
     STRATA_PARALLEL_FOR_IF(a.rows > 16)
-    for (index_t r = 0; r < a.rows; ++r) host_row<Kind, T, max_vpt, true>(p, a, whole, r);
+    for (index_t r = 0; r < a.rows; ++r) host_row<Kind, T, max_vpt, true>(p, a, c, r);
     return;
   }
   with_vpt(p.vpt, [&]<int V>() {
     STRATA_PARALLEL_FOR_IF(a.rows > 16)
-    for (index_t r = 0; r < a.rows; ++r) host_row<Kind, T, V>(p, a, whole, r);
+    for (index_t r = 0; r < a.rows; ++r) host_row<Kind, T, V>(p, a, c, r);
   });
 }
 
 // ---- the entry point ----------------------------------------------------------------------------
 
 /// Whether every row starts on a 16-byte boundary (whole units, then perhaps a partial last one),
-/// and gamma and beta lie on 16-byte boundaries: the kernels' fast path.
+/// and gamma and beta lie on 16-byte boundaries: the whole-unit code (code_for).
 template <class T>
 bool whole_units(const args<T>& a) {
   auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
@@ -299,13 +314,13 @@ bool in_phase(const args<T>& a) {
 /// over offsets.
 struct row_needs {
   row_units units;
-  bool whole;
+  bool whole, tail;  // tail: rows end in a partial unit (code_for)
 };
 template <class T>
 row_needs needs_of(const args<T>& a) {
   const int L = lanes<T>, head0 = int(reinterpret_cast<std::uintptr_t>(a.x) % 16 / sizeof(T));
   const bool offsets_vary = a.rows > 1 && (std::size_t(a.x_pitch) * sizeof(T)) % 16 != 0;
-  row_needs n{row_units{0, 1, 0}, whole_units(a) && in_phase(a)};
+  row_needs n{row_units{0, 1, 0}, whole_units(a) && in_phase(a), a.cols % L != 0};
   for (int head = offsets_vary ? 0 : head0; head <= (offsets_vary ? L - 1 : head0); ++head) {
     const index_t units = units_spanned(a.cols, int(sizeof(T)), head);
     const row_span s{a.cols, units, head > 0 ? 1 : 0, (head + a.cols) / L, head};
@@ -329,7 +344,7 @@ inline device_model host_model_for(norm_kind kind) {
 template <norm_kind Kind, class T>
 plan planned(const row_needs& n) {
 #if defined(STRATA_BACKEND_CUDA)
-  return chosen<Kind, T>(n.units, n.whole);
+  return chosen<Kind, T>(n.units, n.whole, n.tail);
 #else
   return choose(n.units, host_model_for(Kind));
 #endif
@@ -337,7 +352,7 @@ plan planned(const row_needs& n) {
 template <norm_kind Kind, class T>
 std::vector<plan> plans_considered(const row_needs& n) {
 #if defined(STRATA_BACKEND_CUDA)
-  return considered(n.units, gpu_model<Kind, T>(n.whole));
+  return considered(n.units, gpu_model<Kind, T>(n.whole, n.tail));
 #else
   return considered(n.units, host_model_for(Kind));
 #endif
@@ -367,7 +382,7 @@ path run(const char* op, matrix_view<const T> x, matrix_view<T> y, cuda::std::sp
   const plan p = forced ? *forced : planned<Kind, T>(needs);
   if (p.spill > 0) {  // a plan given, not chosen, may need more shared memory than the device lets a block have
 #if defined(STRATA_BACKEND_CUDA)
-    const std::size_t limit = allow_spill(kernel_of<Kind, T, max_vpt>(p, needs.whole));
+    const std::size_t limit = allow_spill(kernel_of<Kind, T, max_vpt>(p, code_for(p, needs.whole, needs.tail)));
 #else
     const std::size_t limit = host_model_for(Kind).max_block_shared;
 #endif
@@ -376,10 +391,10 @@ path run(const char* op, matrix_view<const T> x, matrix_view<T> y, cuda::std::sp
                                   " bytes of a row in shared memory a block; this device allows " + std::to_string(limit));
   }
 #if defined(STRATA_BACKEND_CUDA)
-  launch<Kind>(p, a, needs.whole, stream);
+  launch<Kind>(p, a, code_for(p, needs.whole, needs.tail), stream);
 #else
   (void)stream;
-  host_rows<Kind>(p, a, needs.whole);
+  host_rows<Kind>(p, a, code_for(p, needs.whole, needs.tail));
 #endif
   return taken;
 }
