@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <stdexcept>
 
 namespace {
@@ -271,6 +273,24 @@ TYPED_TEST(Normalize, ManyRowsAndVeryLongRows) {
   check<norm_kind::rms, T>(2, index_t(1) << 22, layout::matrix, false);
 }
 
+// Rows of a dense tensor of odd width, and strided rows, enough of them that gamma and beta are
+// copied per row offset (affine_copies): every row reads the copy of its offset, with gamma and
+// beta, with one of them, and in rows held by one group, by a block and streamed.
+TYPED_TEST(Normalize, RowsReadGammaAndBetaCopiedPerOffset) {
+  using T = TypeParam;
+  STRATA_SEED_TRACE();
+  for (index_t cols : {index_t(7), index_t(1025), index_t(4095)})
+    for (layout l : {layout::dense, layout::strided, layout::in_place}) {
+      check<norm_kind::layer, T>(40, cols, l, true);
+      check<norm_kind::rms, T>(40, cols, l, true);
+      check<norm_kind::layer, T>(40, cols, l, true, 1, given::gamma_only);
+      check<norm_kind::layer, T>(40, cols, l, true, 3, given::beta_only);
+    }
+  if (strata_test::under_sanitizer()) return;
+  check<norm_kind::layer, T>(40, 36001, layout::dense, true);
+  check<norm_kind::rms, T>(40, 20001, layout::strided, true);
+}
+
 // The rows kernel's prefetch of the row `ahead` rows later is a hint: at any distance, on rows at
 // every offset from 16-byte boundaries (the prefetch covers the whole units inside a row) and on
 // whole rows, the output is the same bit for bit as without it, and nothing past the rows changes.
@@ -311,6 +331,38 @@ TYPED_TEST(Normalize, PrefetchAheadChangesNoBit) {
         else ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(T)), 0);
       }
     }
+}
+
+// Which calls copy gamma and beta per row offset (affine_copies): rows of a dense tensor of odd
+// width (their starts move) and rows all starting off gamma's offset; not rows on 16-byte
+// boundaries, not a call without gamma and beta, not one whose output lies off the input's phase
+// (written element by element), and not one whose copies would outweigh the input (two rows).
+TEST(NormalizePlan, AffineCopiesWhereRowsNeedThem) {
+  namespace sn = strata::detail::norm;
+  const index_t cols = 1025, rows = 64;
+  strata::buffer fx((rows * 1028 + 64) * sizeof(float), strata::memory_space::device), fy(fx.bytes(), strata::memory_space::device);
+  strata::buffer fg((cols + 8) * sizeof(float), strata::memory_space::device);
+  float *x = reinterpret_cast<float*>(fx.data()), *y = reinterpret_cast<float*>(fy.data());
+  const float* g = reinterpret_cast<const float*>(fg.data());
+  auto copies = [&](const float* xp, float* yp, index_t n, index_t pitch, const float* gp, const float* bp) {
+    sn::args<float> a{xp, yp, gp, bp, n, cols, pitch, pitch, 1e-5f};
+    std::optional<strata::detail::scratch_block> block;
+    const std::size_t bytes = sn::affine_copies(a, block, strata::stream_t{});
+    for (int h = 0; h < 4 && bytes > 0; ++h)  // the copy a row of each offset reads lies as that row does
+      for (const float* p : {a.gamma, a.beta})
+        if (p) {
+          EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p + h * a.affine_step) % 16, std::uintptr_t(h) * sizeof(float));
+        }
+    return bytes;
+  };
+  EXPECT_GT(copies(x, y, rows, cols, g, nullptr), 0u);        // dense rows of odd width
+  EXPECT_GT(copies(x, y, rows, cols, nullptr, g), 0u);        // beta only
+  EXPECT_GT(copies(x + 1, y + 1, rows, 1028, g, g), 0u);      // every row one element past a boundary, gamma on one
+  EXPECT_EQ(copies(x + 1, y + 1, rows, 1028, g + 1, g + 1), 0u);  // gamma lies as the rows do
+  EXPECT_EQ(copies(x, y, rows, 1028, g, g), 0u);              // rows on boundaries
+  EXPECT_EQ(copies(x, y, rows, cols, nullptr, nullptr), 0u);  // nothing to copy
+  EXPECT_EQ(copies(x, y + 1, rows, cols, g, g), 0u);          // output off the input's phase
+  EXPECT_EQ(copies(x, y, 2, cols, g, g), 0u);                 // copies larger than the input
 }
 
 // The shared-memory plan takes no more than the device lets a block have: rows of 24000 floats take

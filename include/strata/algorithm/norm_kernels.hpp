@@ -162,6 +162,18 @@ __global__ void __launch_bounds__(max_group, 2) rows_kernel(args<T> a, int G, in
   }
 }
 
+/// Copy h of gamma and of beta (h < L) for affine_copies: element c at out + h * (stride + 1) + c,
+/// gamma's copies first, then beta's at out + L * stride.
+template <class T>
+__global__ void affine_copies_kernel(const T* gamma, const T* beta, T* out, index_t cols, index_t stride) {
+  constexpr int L = lanes<T>;
+  for (index_t i = index_t(blockIdx.x) * blockDim.x + threadIdx.x; i < L * cols; i += index_t(gridDim.x) * blockDim.x) {
+    const index_t h = i / cols, c = i - h * cols, at = h * (stride + 1) + c;
+    if (gamma) out[at] = gamma[c];
+    if (beta) out[L * stride + at] = beta[c];
+  }
+}
+
 /// Where streamed rows' items meet: the ticket counter, per row the statistics items done, per
 /// chunk its statistics. Counters start at zero.
 struct stream_state {

@@ -31,6 +31,11 @@ struct args {
   const T* beta;   // null: 0
   index_t rows, cols, x_pitch, y_pitch;
   float eps;
+  /// 0: gamma and beta as given. Otherwise they point at copies, one per offset of a row's start
+  /// from a 16-byte boundary (normalize.hpp: affine_copies): a row whose first element lies
+  /// `head` elements past a boundary reads gamma + head * affine_step, whose units then lie as the
+  /// row's do.
+  index_t affine_step = 0;
 };
 
 template <class T>
@@ -455,10 +460,12 @@ STRATA_HD inline bool affine_on_units(const T* gamma, const T* beta, int head) {
 template <norm_kind Kind, class T, int V, bool Spill>
 STRATA_HD inline void write_part(const row_part<T, V, Spill>& part, const args<T>& a, const T* xrow, T* yrow, const row_span& s,
                                  float mean, float rstd, cache_policy policy = 0) {
-  const bool vec_out = same_phase(xrow, yrow), vec_affine = affine_on_units(a.gamma, a.beta, s.head);
-  if (vec_out && vec_affine) part.template write<Kind, true, true>(yrow, a.gamma, a.beta, s, mean, rstd, policy);
-  else if (vec_out) part.template write<Kind, true, false>(yrow, a.gamma, a.beta, s, mean, rstd, policy);
-  else part.template write<Kind, false, false>(yrow, a.gamma, a.beta, s, mean, rstd);
+  const index_t shift = index_t(s.head) * a.affine_step;
+  const T *gamma = a.gamma ? a.gamma + shift : nullptr, *beta = a.beta ? a.beta + shift : nullptr;
+  const bool vec_out = same_phase(xrow, yrow), vec_affine = affine_on_units(gamma, beta, s.head);
+  if (vec_out && vec_affine) part.template write<Kind, true, true>(yrow, gamma, beta, s, mean, rstd, policy);
+  else if (vec_out) part.template write<Kind, true, false>(yrow, gamma, beta, s, mean, rstd, policy);
+  else part.template write<Kind, false, false>(yrow, gamma, beta, s, mean, rstd);
 }
 
 }  // namespace detail::norm

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -358,6 +359,44 @@ std::vector<plan> plans_considered(const row_needs& n) {
 #endif
 }
 
+/// gamma and beta as every row reads them in 16-byte units: where the rows start at varying
+/// offsets from 16-byte boundaries (a dense tensor of odd width) or all at one offset that gamma
+/// and beta do not share, most rows would read gamma and beta element by element, and a 16-bit
+/// layer norm then runs about a quarter slower (bench/results/raw-2026-11-28-norm-tail/, dense
+/// probe). For such rows, a copy of gamma and beta per offset, each placed so its units lie as
+/// the rows of that offset hold theirs, is made in stream-ordered scratch before the launch (16
+/// bytes per element of a row for each of gamma and beta), where that is at most the input's
+/// size. Returns the bytes taken (0: none; `a` unchanged).
+template <class T>
+std::size_t affine_copies(args<T>& a, std::optional<scratch_block>& block, stream_t stream) {
+  constexpr int L = lanes<T>;
+  if ((!a.gamma && !a.beta) || !in_phase(a) || whole_units(a)) return 0;  // element-wise stores, or vectors already
+  const int head0 = int(reinterpret_cast<std::uintptr_t>(a.x) % 16 / sizeof(T));
+  const bool offsets_vary = a.rows > 1 && (std::size_t(a.x_pitch) * sizeof(T)) % 16 != 0;
+  if (!offsets_vary && affine_on_units(a.gamma, a.beta, head0)) return 0;
+  const index_t stride = index_t(align_up(std::size_t(a.cols + L), std::size_t(L)));
+  const std::size_t bytes = 2 * std::size_t(L) * std::size_t(stride) * sizeof(T);
+  if (bytes > std::size_t(a.rows) * std::size_t(a.cols) * sizeof(T)) return 0;
+  block.emplace(bytes, stream);
+  T* out = block->template as<T>();
+#if defined(STRATA_BACKEND_CUDA)
+  const index_t n = L * a.cols, blocks = std::min<index_t>((n + 255) / 256, 4096);
+  affine_copies_kernel<T><<<unsigned(blocks), 256, 0, stream>>>(a.gamma, a.beta, out, a.cols, stride);
+  check_launch("normalization (gamma and beta per row offset)");
+#else
+  (void)stream;
+  for (index_t h = 0; h < L; ++h)
+    for (index_t c = 0; c < a.cols; ++c) {
+      if (a.gamma) out[h * (stride + 1) + c] = a.gamma[c];
+      if (a.beta) out[L * stride + h * (stride + 1) + c] = a.beta[c];
+    }
+#endif
+  a.gamma = a.gamma ? out : nullptr;
+  a.beta = a.beta ? out + L * stride : nullptr;
+  a.affine_step = stride + 1;
+  return bytes;
+}
+
 template <norm_kind Kind, class T>
 path run(const char* op, matrix_view<const T> x, matrix_view<T> y, cuda::std::span<const T> gamma, cuda::std::span<const T> beta,
          float eps, stream_t stream, const plan* forced) {
@@ -368,8 +407,8 @@ path run(const char* op, matrix_view<const T> x, matrix_view<T> y, cuda::std::sp
     throw size_error("strata: " + std::string(op) + ": gamma and beta hold " + std::to_string(gamma.size()) + " and " +
                      std::to_string(beta.size()) + " elements; rows have " + std::to_string(x.cols) + " (or pass none)");
   if (x.pitch < x.cols || y.pitch < y.cols) throw size_error("strata: " + std::string(op) + ": a pitch is shorter than a row");
-  const args<T> a{x.data, y.data, gamma.empty() ? nullptr : gamma.data(), beta.empty() ? nullptr : beta.data(), x.rows, x.cols,
-                  x.pitch, y.pitch, eps};
+  args<T> a{x.data, y.data, gamma.empty() ? nullptr : gamma.data(), beta.empty() ? nullptr : beta.data(), x.rows, x.cols,
+            x.pitch, y.pitch, eps};
   // Whole units are stored as vectors where y's rows start where x's do relative to 16 bytes.
   const path taken = in_phase(a) ? path::vectorized : path::scalar;
   std::string (*const type)() = &type_name<T>;
@@ -390,6 +429,8 @@ path run(const char* op, matrix_view<const T> x, matrix_view<T> y, cuda::std::sp
       throw std::invalid_argument("strata: normalization plan \"" + describe(p) + "\" holds " + std::to_string(spill_bytes(p)) +
                                   " bytes of a row in shared memory a block; this device allows " + std::to_string(limit));
   }
+  std::optional<scratch_block> copies;  // given back in stream order after the launch
+  affine_copies(a, copies, stream);
 #if defined(STRATA_BACKEND_CUDA)
   launch<Kind>(p, a, code_for(p, needs.whole, needs.tail), stream);
 #else
