@@ -273,12 +273,19 @@ TYPED_TEST(Normalize, ManyRowsAndVeryLongRows) {
   check<norm_kind::rms, T>(2, index_t(1) << 22, layout::matrix, false);
 }
 
+// Lowers the input size from which gamma and beta are copied per row offset, for one test.
+struct copies_from_bytes {
+  std::size_t before = strata::detail::norm::affine_copy_bytes.exchange(0);
+  ~copies_from_bytes() { strata::detail::norm::affine_copy_bytes = before; }
+};
+
 // Rows of a dense tensor of odd width, and strided rows, enough of them that gamma and beta are
 // copied per row offset (affine_copies): every row reads the copy of its offset, with gamma and
 // beta, with one of them, and in rows held by one group, by a block and streamed.
 TYPED_TEST(Normalize, RowsReadGammaAndBetaCopiedPerOffset) {
   using T = TypeParam;
   STRATA_SEED_TRACE();
+  const copies_from_bytes any;
   for (index_t cols : {index_t(7), index_t(1025), index_t(4095)})
     for (layout l : {layout::dense, layout::strided, layout::in_place}) {
       check<norm_kind::layer, T>(40, cols, l, true);
@@ -333,36 +340,45 @@ TYPED_TEST(Normalize, PrefetchAheadChangesNoBit) {
     }
 }
 
-// Which calls copy gamma and beta per row offset (affine_copies): rows of a dense tensor of odd
-// width (their starts move) and rows all starting off gamma's offset; not rows on 16-byte
-// boundaries, not a call without gamma and beta, not one whose output lies off the input's phase
-// (written element by element), and not one whose copies would outweigh the input (two rows).
+// Which calls copy gamma and beta per row offset (affine_copies): 16-bit rows of a dense tensor of
+// odd width (their starts move) and rows all starting off gamma's offset, given gamma and beta;
+// not rows on 16-byte boundaries, not gamma or beta alone or fp32 rows (8 element-wise reads a
+// unit cost less than the copy's launch), not an output off the input's phase (written element by
+// element), not copies that would outweigh the input (two rows) or inputs under the size limit.
 TEST(NormalizePlan, AffineCopiesWhereRowsNeedThem) {
   namespace sn = strata::detail::norm;
+  using bf = strata::bfloat16;
   const index_t cols = 1025, rows = 64;
-  strata::buffer fx((rows * 1028 + 64) * sizeof(float), strata::memory_space::device), fy(fx.bytes(), strata::memory_space::device);
-  strata::buffer fg((cols + 8) * sizeof(float), strata::memory_space::device);
-  float *x = reinterpret_cast<float*>(fx.data()), *y = reinterpret_cast<float*>(fy.data());
-  const float* g = reinterpret_cast<const float*>(fg.data());
-  auto copies = [&](const float* xp, float* yp, index_t n, index_t pitch, const float* gp, const float* bp) {
-    sn::args<float> a{xp, yp, gp, bp, n, cols, pitch, pitch, 1e-5f};
+  strata::buffer fx((rows * 1032 + 64) * sizeof(bf), strata::memory_space::device), fy(fx.bytes(), strata::memory_space::device);
+  strata::buffer fg((cols + 8) * sizeof(bf), strata::memory_space::device);
+  strata::fill_bytes_async(fg.data(), 0, fg.bytes(), strata::stream_t{}, strata::memory_space::device);
+  bf *x = reinterpret_cast<bf*>(fx.data()), *y = reinterpret_cast<bf*>(fy.data());
+  const bf* g = reinterpret_cast<const bf*>(fg.data());
+  auto copies = [&](const bf* xp, bf* yp, index_t n, index_t pitch, const bf* gp, const bf* bp) {
+    sn::args<bf> a{xp, yp, gp, bp, n, cols, pitch, pitch, 1e-5f};
     std::optional<strata::detail::scratch_block> block;
     const std::size_t bytes = sn::affine_copies(a, block, strata::stream_t{});
-    for (int h = 0; h < 4 && bytes > 0; ++h)  // the copy a row of each offset reads lies as that row does
-      for (const float* p : {a.gamma, a.beta})
-        if (p) {
-          EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p + h * a.affine_step) % 16, std::uintptr_t(h) * sizeof(float));
-        }
+    for (int h = 0; h < 8 && bytes > 0; ++h)  // the copy a row of each offset reads lies as that row does
+      for (const bf* p : {a.gamma, a.beta}) {
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p + h * a.affine_step) % 16, std::uintptr_t(h) * sizeof(bf));
+      }
+    strata::synchronize(strata::stream_t{});
     return bytes;
   };
-  EXPECT_GT(copies(x, y, rows, cols, g, nullptr), 0u);        // dense rows of odd width
-  EXPECT_GT(copies(x, y, rows, cols, nullptr, g), 0u);        // beta only
-  EXPECT_GT(copies(x + 1, y + 1, rows, 1028, g, g), 0u);      // every row one element past a boundary, gamma on one
-  EXPECT_EQ(copies(x + 1, y + 1, rows, 1028, g + 1, g + 1), 0u);  // gamma lies as the rows do
-  EXPECT_EQ(copies(x, y, rows, 1028, g, g), 0u);              // rows on boundaries
-  EXPECT_EQ(copies(x, y, rows, cols, nullptr, nullptr), 0u);  // nothing to copy
+  EXPECT_EQ(copies(x, y, rows, cols, g, g), 0u);  // 128 KiB of input: under the limit
+  const copies_from_bytes any;
+  EXPECT_GT(copies(x, y, rows, cols, g, g), 0u);              // dense rows of odd width
+  EXPECT_GT(copies(x + 1, y + 1, rows, 1032, g, g), 0u);      // every row one element past a boundary, gamma on one
+  EXPECT_EQ(copies(x + 1, y + 1, rows, 1032, g + 1, g + 1), 0u);  // gamma lies as the rows do
+  EXPECT_EQ(copies(x, y, rows, cols, g, nullptr), 0u);        // gamma alone
+  EXPECT_EQ(copies(x, y, rows, cols, nullptr, g), 0u);        // beta alone
+  EXPECT_EQ(copies(x, y, rows, 1032, g, g), 0u);              // rows on boundaries
   EXPECT_EQ(copies(x, y + 1, rows, cols, g, g), 0u);          // output off the input's phase
   EXPECT_EQ(copies(x, y, 2, cols, g, g), 0u);                 // copies larger than the input
+  const float* f = reinterpret_cast<const float*>(g);
+  sn::args<float> a{f, reinterpret_cast<float*>(y), f, f, rows, cols, cols, cols, 1e-5f};
+  std::optional<strata::detail::scratch_block> block;
+  EXPECT_EQ(sn::affine_copies(a, block, strata::stream_t{}), 0u);  // fp32: 2 x 4 reads a unit
 }
 
 // The shared-memory plan takes no more than the device lets a block have: rows of 24000 floats take

@@ -21,6 +21,7 @@
 #include <cuda/std/span>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -361,12 +362,18 @@ std::vector<plan> plans_considered(const row_needs& n) {
 
 /// gamma and beta as every row reads them in 16-byte units: where the rows start at varying
 /// offsets from 16-byte boundaries (a dense tensor of odd width) or all at one offset that gamma
-/// and beta do not share, most rows would read gamma and beta element by element, and a 16-bit
-/// layer norm then runs about a quarter slower (bench/results/raw-2026-11-28-norm-tail/, dense
-/// probe). For such rows, a copy of gamma and beta per offset, each placed so its units lie as
-/// the rows of that offset hold theirs, is made in stream-ordered scratch before the launch (16
-/// bytes per element of a row for each of gamma and beta), where that is at most the input's
-/// size. Returns the bytes taken (0: none; `a` unchanged).
+/// and beta do not share, most rows read gamma and beta element by element. For such rows, a copy
+/// of gamma and beta per offset, each placed so its units lie as the rows of that offset hold
+/// theirs, is made in stream-ordered scratch before the launch (16 bytes per element of a row for
+/// each array), where it pays for its launch: where a unit's element-wise affine reads number at
+/// least affine_copy_reads and the input holds at least affine_copy_bytes. On the H200, dense
+/// torch tensors of 1023-12287 elements a row (about 128 MiB each way) ran bf16 layer norm with
+/// gamma and beta 1.13-1.19x faster with the copies, while RMS norm (gamma only, 8 reads a unit)
+/// and fp32 layer norm (2 x 4) ran 2-4.5% slower, the copy's launch costing more than the reads
+/// it saves (bench/results/raw-2026-11-28-norm-tail/, calls 3-4, dense_probe.py). The copies are
+/// at most the input's size. Returns the bytes taken (0: none; `a` unchanged).
+inline constexpr int affine_copy_reads = 16;
+inline std::atomic<std::size_t> affine_copy_bytes{std::size_t(32) << 20};  // tests lower it to run the copies on small inputs
 template <class T>
 std::size_t affine_copies(args<T>& a, std::optional<scratch_block>& block, stream_t stream) {
   constexpr int L = lanes<T>;
@@ -374,9 +381,11 @@ std::size_t affine_copies(args<T>& a, std::optional<scratch_block>& block, strea
   const int head0 = int(reinterpret_cast<std::uintptr_t>(a.x) % 16 / sizeof(T));
   const bool offsets_vary = a.rows > 1 && (std::size_t(a.x_pitch) * sizeof(T)) % 16 != 0;
   if (!offsets_vary && affine_on_units(a.gamma, a.beta, head0)) return 0;
+  const std::size_t input = std::size_t(a.rows) * std::size_t(a.cols) * sizeof(T);
+  if ((a.gamma ? L : 0) + (a.beta ? L : 0) < affine_copy_reads || input < affine_copy_bytes.load(std::memory_order_relaxed)) return 0;
   const index_t stride = index_t(align_up(std::size_t(a.cols + L), std::size_t(L)));
   const std::size_t bytes = 2 * std::size_t(L) * std::size_t(stride) * sizeof(T);
-  if (bytes > std::size_t(a.rows) * std::size_t(a.cols) * sizeof(T)) return 0;
+  if (bytes > input) return 0;
   block.emplace(bytes, stream);
   T* out = block->template as<T>();
 #if defined(STRATA_BACKEND_CUDA)
