@@ -426,7 +426,7 @@ struct row_part {
 
   /// gamma or beta's elements c0 .. c0 + L - 1 as floats (`fill` where null, or where Given says
   /// it is absent): one access when they lie on a 16-byte boundary, element by element otherwise.
-  template <bool Vec, given Given = given::maybe>
+  template <bool Vec, given Given>
   STRATA_HD static void affine(const T* p, index_t c0, float fill, float (&out)[L]) {
     if (Given == given::no || (Given == given::maybe && !p)) {
       STRATA_UNROLL
