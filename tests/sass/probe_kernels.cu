@@ -173,8 +173,10 @@ void probe_erase_if_bytes(strata::soa_vector<three_bytes>& v) { (void)strata::er
 // kernel and every units-per-thread count; the elements of a row's partial first and last units,
 // gamma and beta off their boundaries and an output at another offset than the input move element
 // by element (norm_row.hpp), so each kernel also has narrower accesses. Blocks holding part of a
-// row in shared memory (the last flag) load those units by cp.async, the rest as vectors.
-// sass-expect: rows_kernel.*Li[1-8]ELb[01]ELb[01]EEEv load=any128 store=any128
+// row in shared memory (the second flag) load those units by cp.async, the rest as vectors; the
+// variant for rows ending in a partial unit (the third flag) reads and writes its whole units as
+// vectors too.
+// sass-expect: rows_kernel.*Li[1-8]ELb[01]ELb[01]ELb[01]EEEv load=any128 store=any128
 // sass-expect: streamed_kernel.*Li[1-8]ELb[01]EEEv load=any128 store=any128
 void probe_layer_norm(strata::matrix_view<const float> x, strata::matrix_view<float> y, const float* g,
                       strata::matrix_view<const strata::bfloat16> xb, strata::matrix_view<strata::bfloat16> yb, const strata::bfloat16* gb) {
