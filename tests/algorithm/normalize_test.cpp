@@ -379,6 +379,24 @@ TEST(NormalizePlan, AffineCopiesWhereRowsNeedThem) {
   sn::args<float> a{f, reinterpret_cast<float*>(y), f, f, rows, cols, cols, cols, 1e-5f};
   std::optional<strata::detail::scratch_block> block;
   EXPECT_EQ(sn::affine_copies(a, block, strata::stream_t{}), 0u);  // fp32: 2 x 4 reads a unit
+  EXPECT_FALSE(sn::vec_rows(a));  // so those rows read gamma and beta element by element
+  // Whether every row writes as vectors and reads its gamma and beta units as vectors, after the
+  // copies: the flag that lets write_part skip its per-row tests.
+  auto vec = [&](const bf* xp, bf* yp, index_t pitch, const bf* gp, const bf* bp) {
+    sn::args<bf> b{xp, yp, gp, bp, rows, cols, pitch, pitch, 1e-5f};
+    std::optional<strata::detail::scratch_block> copied;
+    sn::affine_copies(b, copied, strata::stream_t{});
+    const bool v = sn::vec_rows(b);
+    strata::synchronize(strata::stream_t{});
+    return v;
+  };
+  EXPECT_TRUE(vec(x, y, cols, g, g));                    // copied per offset
+  EXPECT_TRUE(vec(x, y, cols, nullptr, nullptr));        // nothing to read
+  EXPECT_TRUE(vec(x + 1, y + 1, 1032, g + 1, g + 1));    // gamma and beta lie as every row does
+  EXPECT_TRUE(vec(x, y, 1032, g, g));                    // rows on boundaries
+  EXPECT_FALSE(vec(x, y, cols, g, nullptr));             // gamma alone, not copied, rows' starts move
+  EXPECT_FALSE(vec(x + 1, y + 1, 1032, g, nullptr));     // every row off gamma's offset, not copied
+  EXPECT_FALSE(vec(x, y + 1, cols, nullptr, nullptr));   // output off the input's phase
 }
 
 // The shared-memory plan takes no more than the device lets a block have: rows of 24000 floats take

@@ -36,6 +36,10 @@ struct args {
   /// `head` elements past a boundary reads gamma + head * affine_step, whose units then lie as the
   /// row's do.
   index_t affine_step = 0;
+  /// Every row stores its whole units as vectors (y's rows in phase with x's) and reads gamma and
+  /// beta's as vectors (at its offset's copy, or gamma and beta lying as all rows do): set per
+  /// call, so a row whose start moves skips the tests of write_part.
+  bool vec_rows = false;
 };
 
 template <class T>
@@ -264,7 +268,6 @@ struct row_part {
   int spill = 0;              // Spill: slots in shared memory
 
   STRATA_HD bool whole(int k) const { return k < k_hi; }
-  STRATA_HD int slots() const { return Spill ? V + spill : V; }
   /// The unit in shared-memory slot V + j, read when used. (Never w[k] at a run-time k: indexing
   /// the registers' array at run time would move it to local memory.)
   STRATA_HD vec::word16 shared_unit(int j) const { return sp[j * step]; }
@@ -305,31 +308,17 @@ struct row_part {
   }
 
   /// Places the thread and loads its whole units and its element, all in flight at once.
-  /// live == false: the thread holds nothing.
+  /// live == false: the thread holds nothing. The whole units are those of load_whole counted from
+  /// the 16-byte boundary at or before the row's start, so they cost what a whole row's do (slots
+  /// found by compares, 32-bit steps); the partial units' elements follow.
   STRATA_HD void load(const T* row, const row_span& s, index_t begin, index_t end, int t, int G, bool live, cache_policy policy = 0) {
-    // Offsets inside one part are below G * V (at most 4096 units): 32-bit arithmetic.
     const index_t wb = s.full_begin > begin ? s.full_begin : begin, we = s.full_end < end ? s.full_end : end;
-    first = wb + t, step = G;
-    k_hi = !live || first >= we ? 0 : (int(we - first) + G - 1) / G;
-    if (k_hi > slots()) k_hi = slots();
+    load_whole(unit_base(row, s.head), wb, we > wb ? we : wb, t, G, live, policy);
     int head_n;
     index_t tail_c;
     const int n = partial_elements(s, begin, end, L, head_n, tail_c);
     extra_c = !live || t >= n ? -1 : t < head_n ? index_t(t) : tail_c + (t - head_n);
-    const T* base = unit_base(row, s.head);
-    STRATA_UNROLL
-    for (int k = 0; k < V; ++k) {
-      w[k] = vec::word16{};
-      if (whole(k)) w[k] = load16(base + (first + index_t(k) * step) * L, policy);
-    }
-    if constexpr (Spill) {
-      for (int k = V; k < V + spill; ++k) {
-        if (whole(k)) copy16_async(sp + (k - V) * step, base + (first + index_t(k) * step) * L);
-        else sp[(k - V) * step] = vec::word16{};
-      }
-    }
     extra = extra_c >= 0 ? to_float(row[extra_c]) : 0.0f;
-    if constexpr (Spill) wait_copies();
   }
 
   /// Elements this thread holds.
@@ -462,6 +451,7 @@ STRATA_HD inline void write_part(const row_part<T, V, Spill>& part, const args<T
                                  float mean, float rstd, cache_policy policy = 0) {
   const index_t shift = index_t(s.head) * a.affine_step;
   const T *gamma = a.gamma ? a.gamma + shift : nullptr, *beta = a.beta ? a.beta + shift : nullptr;
+  if (a.vec_rows) return part.template write<Kind, true, true>(yrow, gamma, beta, s, mean, rstd, policy);
   const bool vec_out = same_phase(xrow, yrow), vec_affine = affine_on_units(gamma, beta, s.head);
   if (vec_out && vec_affine) part.template write<Kind, true, true>(yrow, gamma, beta, s, mean, rstd, policy);
   else if (vec_out) part.template write<Kind, true, false>(yrow, gamma, beta, s, mean, rstd, policy);

@@ -310,6 +310,17 @@ bool in_phase(const args<T>& a) {
   return same_phase(a.x, a.y) && (a.rows <= 1 || (std::size_t(a.x_pitch - a.y_pitch) * sizeof(T)) % 16 == 0);
 }
 
+/// Row 0's offset from a 16-byte boundary in elements, and whether the pitch moves the offset from
+/// row to row (a dense tensor of odd width).
+template <class T>
+int first_head(const args<T>& a) {
+  return int(reinterpret_cast<std::uintptr_t>(a.x) % 16 / sizeof(T));
+}
+template <class T>
+bool offsets_vary(const args<T>& a) {
+  return a.rows > 1 && (std::size_t(a.x_pitch) * sizeof(T)) % 16 != 0;
+}
+
 /// What a plan must cover for these rows (norm_plan.hpp: row_units) and whether the kernels' fast
 /// path applies (whole_units and y's rows in phase with x's). Rows that all start at one offset
 /// from a 16-byte boundary give exact counts; rows whose pitch moves that offset take the largest
@@ -320,10 +331,10 @@ struct row_needs {
 };
 template <class T>
 row_needs needs_of(const args<T>& a) {
-  const int L = lanes<T>, head0 = int(reinterpret_cast<std::uintptr_t>(a.x) % 16 / sizeof(T));
-  const bool offsets_vary = a.rows > 1 && (std::size_t(a.x_pitch) * sizeof(T)) % 16 != 0;
+  const int L = lanes<T>, head0 = first_head(a);
+  const bool vary = offsets_vary(a);
   row_needs n{row_units{0, 1, 0}, whole_units(a) && in_phase(a), a.cols % L != 0};
-  for (int head = offsets_vary ? 0 : head0; head <= (offsets_vary ? L - 1 : head0); ++head) {
+  for (int head = vary ? 0 : head0; head <= (vary ? L - 1 : head0); ++head) {
     const index_t units = units_spanned(a.cols, int(sizeof(T)), head);
     const row_span s{a.cols, units, head > 0 ? 1 : 0, (head + a.cols) / L, head};
     int head_n;
@@ -378,9 +389,7 @@ template <class T>
 std::size_t affine_copies(args<T>& a, std::optional<scratch_block>& block, stream_t stream) {
   constexpr int L = lanes<T>;
   if ((!a.gamma && !a.beta) || !in_phase(a) || whole_units(a)) return 0;  // element-wise stores, or vectors already
-  const int head0 = int(reinterpret_cast<std::uintptr_t>(a.x) % 16 / sizeof(T));
-  const bool offsets_vary = a.rows > 1 && (std::size_t(a.x_pitch) * sizeof(T)) % 16 != 0;
-  if (!offsets_vary && affine_on_units(a.gamma, a.beta, head0)) return 0;
+  if (!offsets_vary(a) && affine_on_units(a.gamma, a.beta, first_head(a))) return 0;
   const std::size_t input = std::size_t(a.rows) * std::size_t(a.cols) * sizeof(T);
   if ((a.gamma ? L : 0) + (a.beta ? L : 0) < affine_copy_reads || input < affine_copy_bytes.load(std::memory_order_relaxed)) return 0;
   const index_t stride = index_t(align_up(std::size_t(a.cols + L), std::size_t(L)));
@@ -404,6 +413,15 @@ std::size_t affine_copies(args<T>& a, std::optional<scratch_block>& block, strea
   a.beta = a.beta ? out + L * stride : nullptr;
   a.affine_step = stride + 1;
   return bytes;
+}
+
+/// args::vec_rows for these rows, after affine_copies: y's rows in phase with x's, and gamma and
+/// beta absent, copied per offset, or on the one offset every row starts at.
+template <class T>
+bool vec_rows(const args<T>& a) {
+  if (!in_phase(a)) return false;
+  if ((!a.gamma && !a.beta) || a.affine_step > 0) return true;
+  return !offsets_vary(a) && affine_on_units(a.gamma, a.beta, first_head(a));
 }
 
 template <norm_kind Kind, class T>
@@ -440,6 +458,7 @@ path run(const char* op, matrix_view<const T> x, matrix_view<T> y, cuda::std::sp
   }
   std::optional<scratch_block> copies;  // given back in stream order after the launch
   affine_copies(a, copies, stream);
+  a.vec_rows = vec_rows(a);
 #if defined(STRATA_BACKEND_CUDA)
   launch<Kind>(p, a, code_for(p, needs.whole, needs.tail), stream);
 #else
