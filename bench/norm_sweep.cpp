@@ -4,7 +4,9 @@
 // L2; median of 20). With --validate, every plan the chooser weighed is timed too, with what the
 // chooser knew of it (blocks per SM, resident row bytes, share of units used, score): the check
 // that the choice holds across shapes. Writes results rows (report.py --extra) with each
-// validated plan's time.
+// validated plan's time. Beside the ratio to a 1 GiB cudaMemcpy (the project's reference, as in
+// strata_bench), each point also times a cudaMemcpy of its own input's bytes: a copy moving about
+// 256 MB runs below the 1 GiB copy's rate itself (launch, ramp and drain weigh more).
 //   norm_sweep [--coarse] [--validate] [--hidden h1,h2,...] [--out FILE]
 #include "common.hpp"
 
@@ -66,7 +68,7 @@ struct timed_plan {
 struct row {
   std::string kind, dtype, chosen, best;
   index_t rows, hidden;
-  double bytes, ms, best_ms;
+  double bytes, ms, best_ms, copy_ms;  // copy_ms: cudaMemcpy of the input's bytes
   std::vector<timed_plan> plans;
 };
 
@@ -87,11 +89,12 @@ row measure(const char* dtype, index_t hidden, bool validate) {
     else return strata::rms_norm<T>(x.const_view(), y.view(), gs, 1e-5f);
   };
   row r{Kind == strata::norm_kind::layer ? "layer_norm" : "rms_norm", dtype, "", "", rows, hidden,
-        2.0 * double(rows) * double(hidden) * sizeof(T), 0, 0, {}};
+        2.0 * double(rows) * double(hidden) * sizeof(T), 0, 0, 0, {}};
   const sn::args<T> a{xv.data, xv.data, gs.data(), beta.data(), rows, hidden, xv.pitch, xv.pitch, 1e-5f};
   const sn::row_needs needs = sn::needs_of(a);
   r.chosen = sn::describe(sn::planned<Kind, T>(needs));
   r.ms = median_ms([&] { call(nullptr); });
+  r.copy_ms = median_ms([&] { strata::copy_bytes_async(y.view().data, xv.data, std::size_t(r.bytes / 2), strata::stream_t{}); });
   r.best = r.chosen, r.best_ms = r.ms;
   if (validate) {
 #if defined(STRATA_BACKEND_CUDA)
@@ -143,15 +146,15 @@ int main(int argc, char** argv) {
   std::printf("memory bandwidth from the device %.1f GB/s, row bytes per SM targeted %.1f KiB\n", sn::memory_bandwidth() / 1e9,
               sn::gpu_model<strata::norm_kind::layer, float>(true, false).target_bytes_per_sm / 1024);
 #endif
-  std::printf("cudaMemcpy D2D %.1f GB/s\n| op | dtype | rows x hidden | chosen | ms | x memcpy | fastest considered | ms | chosen / fastest |\n"
-              "| --- | --- | --- | --- | ---: | ---: | --- | ---: | ---: |\n", memcpy_gbps);
+  std::printf("cudaMemcpy D2D %.1f GB/s\n| op | dtype | rows x hidden | chosen | ms | x memcpy | x copy of its bytes | fastest considered | ms | "
+              "chosen / fastest |\n| --- | --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: |\n", memcpy_gbps);
   std::vector<row> all;
   for (index_t h : only.empty() ? hiddens(coarse) : only) {
     for (auto r : {measure<strata::norm_kind::layer, float>("fp32", h, validate), measure<strata::norm_kind::layer, strata::bfloat16>("bf16", h, validate),
                    measure<strata::norm_kind::rms, float>("fp32", h, validate), measure<strata::norm_kind::rms, strata::bfloat16>("bf16", h, validate)}) {
-      std::printf("| %s | %s | %lldx%lld | %s | %.4f | %.3f | %s | %.4f | %.3f |\n", r.kind.c_str(), r.dtype.c_str(), (long long)r.rows,
-                  (long long)r.hidden, r.chosen.c_str(), r.ms, r.bytes / (r.ms * 1e-3) / 1e9 / memcpy_gbps, r.best.c_str(), r.best_ms,
-                  r.ms / r.best_ms);
+      std::printf("| %s | %s | %lldx%lld | %s | %.4f | %.3f | %.3f | %s | %.4f | %.3f |\n", r.kind.c_str(), r.dtype.c_str(), (long long)r.rows,
+                  (long long)r.hidden, r.chosen.c_str(), r.ms, r.bytes / (r.ms * 1e-3) / 1e9 / memcpy_gbps, r.copy_ms / r.ms, r.best.c_str(),
+                  r.best_ms, r.ms / r.best_ms);
       std::fflush(stdout);
       all.push_back(r);
     }
@@ -162,7 +165,7 @@ int main(int argc, char** argv) {
     const row& r = all[i];
     f << " {\"workload\": \"" << r.kind << "\", \"variant\": \"strata\", \"dtype\": \"" << r.dtype << "\", \"rows\": " << r.rows
       << ", \"hidden\": " << r.hidden << ", \"n\": " << r.rows * r.hidden << ", \"bytes\": " << (long long)r.bytes << ", \"ms\": " << r.ms
-      << ", \"gbps\": " << r.bytes / (r.ms * 1e-3) / 1e9 << ", \"plan\": \"" << r.chosen << "\", \"fastest_considered\": \"" << r.best
+      << ", \"gbps\": " << r.bytes / (r.ms * 1e-3) / 1e9 << ", \"copy_ms\": " << r.copy_ms << ", \"plan\": \"" << r.chosen << "\", \"fastest_considered\": \"" << r.best
       << "\", \"fastest_ms\": " << r.best_ms << ", \"considered\": [";
     for (std::size_t j = 0; j < r.plans.size(); ++j) {
       const timed_plan& t = r.plans[j];
