@@ -404,7 +404,9 @@ TEST(NormalizePlan, AffineCopiesWhereRowsNeedThem) {
 // given with more than any device allows is refused before anything is launched.
 TEST(NormalizeErrors, SharedMemoryPlansStayWithinTheDevicesLimit) {
   namespace sn = strata::detail::norm;
-  const index_t rows = 3, cols = 24000;
+  // rows ending in a partial unit: rows of whole units this long are held by a block of 1024
+  // threads (RowsOfWholeUnitsTakeBlocksOf1024Threads), these partly in shared memory
+  const index_t rows = 3, cols = 23999;
   strata::matrix<float> x(rows, cols), y(rows, cols);
   std::vector<float> h(std::size_t(rows * x.view().pitch), 1.5f);
   strata::copy_bytes(x.view().data, h.data(), h.size() * sizeof(float));
@@ -449,3 +451,34 @@ TEST(NormalizeErrors, ShapesAndSizesAreChecked) {
 }
 
 }  // namespace
+
+// Rows of whole units longer than a block of max_group threads holds in registers are held by a
+// block of up to 1024 threads (block_rows_kernel); rows that end in a partial unit or start off a
+// 16-byte boundary keep blocks of max_group threads and go partly to shared memory or stream.
+TEST(NormalizePlan, RowsOfWholeUnitsTakeBlocksOf1024Threads) {
+  namespace sn = strata::detail::norm;
+  for (norm_kind kind : {norm_kind::rms, norm_kind::layer}) {
+    const sn::device_model whole = sn::host_model_for(kind, true, false), tail = sn::host_model_for(kind, true, true);
+    for (index_t units : {index_t(4097), index_t(6000), index_t(8192)}) {
+      const sn::plan p = sn::choose(sn::row_units{units, units, 0}, whole);
+      SCOPED_TRACE(std::to_string(units) + " units: " + sn::describe(p));
+      EXPECT_EQ(p.shape, sn::shape::rows);
+      EXPECT_EQ(p.spill, 0);
+      EXPECT_GT(p.group, sn::max_group);
+      EXPECT_LE(p.group, sn::block_max_group);
+      EXPECT_EQ(p.block, p.group);
+      EXPECT_GE(index_t(p.group) * p.vpt, units);
+      EXPECT_EQ(sn::code_for(p, true, false), sn::code::block);
+      EXPECT_EQ(sn::code_for(p, false, false), sn::code::general);
+      const sn::plan q = sn::choose(sn::row_units{units + 1, units, 3}, tail);
+      EXPECT_LE(q.group, sn::max_group) << sn::describe(q);
+    }
+    // whole rows a block of max_group threads holds keep groups of at most max_group (the rows kernel)
+    for (index_t units = 1; units <= 4096; units = units * 3 + 1) {
+      const sn::plan p = sn::choose(sn::row_units{units, units, 0}, whole);
+      EXPECT_TRUE(p.shape == sn::shape::rows && p.spill == 0 && p.group <= sn::max_group) << units << ": " << sn::describe(p);
+      EXPECT_NE(sn::code_for(p, true, false), sn::code::block) << units;
+    }
+    EXPECT_NE(sn::code_for(sn::choose(sn::row_units{4096, 4096, 0}, whole), true, false), sn::code::block);
+  }
+}

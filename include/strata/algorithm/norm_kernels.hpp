@@ -80,9 +80,9 @@ struct warp_moments {
 /// Shared memory of a block's reductions: one sum per warp (group_sum), or one set of statistics
 /// per warp (layer norm over a group of several warps).
 struct sum_slots {
-  float sums[2][max_group / 32];  // consecutive sums take different slots: no warp overwrites a
+  float sums[2][block_max_group / 32];  // consecutive sums take different slots: no warp overwrites a
                                   // slot that a slower warp has still to read
-  warp_moments warps[max_group / 32];
+  warp_moments warps[block_max_group / 32];
 };
 
 /// The statistics of a part of a row (its n elements, held by a group of G threads). RMS norm: one
@@ -159,6 +159,64 @@ __global__ void __launch_bounds__(max_group, 2) rows_kernel(args<T> a, int G, in
     float mean, rstd;
     finish<Kind>(m, a.cols, a.eps, mean, rstd);
     write_part<Kind>(part, a, xrow, a.y + r * a.y_pitch, s, mean, rstd);
+  }
+}
+
+/// A 16-byte load that happens only where `pred` holds (zeros otherwise): a predicated
+/// instruction, no branch, so a thread's loads issue back to back.
+__device__ inline vec::word16 load16_if(const vec::word16* p, bool pred) {
+  uint4 r;
+  asm volatile(
+      "{.reg .pred p;\n setp.ne.b32 p, %5, 0;\n mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n mov.b32 %3, 0;\n"
+      " @p ld.global.v4.u32 {%0, %1, %2, %3}, [%4];}"
+      : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+      : "l"(p), "r"(int(pred)));
+  return r;
+}
+
+/// Rows of whole units (code::block: every row on a 16-byte boundary and a whole number of units,
+/// y's rows in phase, gamma and beta on 16-byte boundaries) longer than a block of max_group
+/// threads holds, a block of G (up to 1024) threads per row, so rows of up to 8192 units stay in
+/// registers instead of going partly to shared memory or streaming: a thread's units addressed
+/// from one pointer at 32-bit offsets, loaded by predicated instructions and stored without the
+/// rows kernel's per-unit tests of the row's layout (bench/results/raw-2026-11-29-norm-long/).
+/// The statistics are part_moments' (the host backend's emulation of code::whole computes the same).
+template <norm_kind Kind, class T, int V>
+__global__ void __launch_bounds__(block_max_group, 1) block_rows_kernel(args<T> a, index_t ahead) {
+  __shared__ sum_slots slots;
+  constexpr int L = lanes<T>;
+  const int G = int(blockDim.x), t = int(threadIdx.x), units = int(a.cols / L);
+  const index_t r = blockIdx.x;
+  if (ahead > 0 && t == 0 && r + ahead < a.rows) prefetch_row(a.x + (r + ahead) * a.x_pitch, a.cols);
+  const vec::word16* x = reinterpret_cast<const vec::word16*>(a.x + r * a.x_pitch) + t;
+  row_part<T, V> part;
+  part.first = t, part.step = G, part.k_hi = 0, part.extra_c = -1, part.extra = 0.0f;
+  STRATA_UNROLL
+  for (int k = 0; k < V; ++k) {
+    const bool mine = t + k * G < units;
+    part.w[k] = load16_if(x + k * G, mine);
+    part.k_hi += mine ? 1 : 0;
+  }
+  const moments m = part_moments<Kind>(part, float(a.cols), G, slots);
+  float mean, rstd;
+  finish<Kind>(m, a.cols, a.eps, mean, rstd);
+  vec::word16* y = reinterpret_cast<vec::word16*>(a.y + r * a.y_pitch) + t;
+  const vec::word16* g = a.gamma ? reinterpret_cast<const vec::word16*>(a.gamma) + t : nullptr;
+  const vec::word16* b = a.beta ? reinterpret_cast<const vec::word16*>(a.beta) + t : nullptr;
+  STRATA_UNROLL
+  for (int k = 0; k < V; ++k) {
+    if (t + k * G >= units) break;
+    float f[L], gf[L], bf[L];
+    unpack_kept<T>(part.w[k], f);
+    if (g) rows::unpack_floats<T>(__ldg(g + k * G), gf);
+    else
+      for (int i = 0; i < L; ++i) gf[i] = 1.0f;
+    if (b) rows::unpack_floats<T>(__ldg(b + k * G), bf);
+    else
+      for (int i = 0; i < L; ++i) bf[i] = 0.0f;
+    STRATA_UNROLL
+    for (int i = 0; i < L; ++i) f[i] = (Kind == norm_kind::layer ? f[i] - mean : f[i]) * (rstd * gf[i]) + bf[i];
+    store16(y + k * G, rows::pack_floats<T>(f));
   }
 }
 

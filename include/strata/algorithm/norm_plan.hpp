@@ -39,6 +39,7 @@ struct plan {
 
 inline constexpr int max_vpt = 8;         // units per thread: 32 registers of row data at most
 inline constexpr int max_group = 512;     // threads per block: more leave too few registers a thread
+inline constexpr int block_max_group = 1024;  // rows of whole units (block_rows_kernel): a block of up to 1024 threads
 inline constexpr int small_block = 128;   // a block of rows whose group is at most a warp
 
 /// Dynamic shared memory of a plan's blocks: the units they hold past their registers.
@@ -76,13 +77,19 @@ inline int group_for(index_t units, int vpt) {
 }
 
 /// Rows of `units` units held by one group of at least `min_group` threads (one per element of the
-/// row's partial first and last units): for each units-per-thread count, the smallest such group
-/// that covers the row (and no group that a smaller count would cover with the same threads).
-inline std::vector<plan> row_candidates(index_t units, int min_group) {
+/// row's partial first and last units) and at most max_group, or, for rows longer than such a
+/// group holds, at most `most` (device_model::row_group): for each units-per-thread count, the
+/// smallest such group that covers the row (and no group that a smaller count would cover with
+/// the same threads). A block of more than max_group threads runs alone on its SM (64 registers a
+/// thread): where a group of max_group threads holds the row, two such blocks an SM measured
+/// faster at bf16 layer norm of 32768 elements (1.11x) and fp32 layer norm of 16384 (1.03x), and
+/// slower at fp32 rows of 12288 (bench/results/raw-2026-11-29-norm-long/, call 13).
+inline std::vector<plan> row_candidates(index_t units, int min_group, int most = max_group) {
   std::vector<plan> out;
+  if (units <= index_t(max_group) * max_vpt) most = std::min(most, max_group);
   for (int vpt = 1; vpt <= max_vpt; ++vpt) {
     const int group = std::max(group_for(units, vpt), int(next_pow2(std::size_t(std::max(min_group, 1)))));
-    if (group > max_group || (units + group - 1) / group != vpt) continue;
+    if (group > most || (units + group - 1) / group != vpt) continue;
     plan p;
     p.shape = norm::shape::rows, p.group = group, p.vpt = vpt, p.block = group > 32 ? group : small_block;
     out.push_back(p);
@@ -113,6 +120,10 @@ struct device_model {
   double target_bytes_per_sm = 4.8e12 / 132 * resident_seconds;
   double prefetch_bytes = 4.8e12 * prefetch_seconds;
   int max_spill = rms_max_spill;  // the kind's limit on a plan's spill
+  /// The largest group of a row plan longer than max_group x max_vpt units: block_max_group for
+  /// rows of whole units, which a block of up to 1024 threads holds (block_rows_kernel),
+  /// max_group otherwise (such rows go partly to shared memory or stream).
+  int row_group = max_group;
   /// Dynamic shared memory a block of the shared-memory plan may take: the device's opt-in limit
   /// per block less the kernel's static shared memory, capped at the most any plan needs (64 KiB,
   /// which GPUs before sm_70, and sm_75 beside static shared memory, do not give). Plans needing
@@ -227,7 +238,7 @@ inline plan choose(const row_units& u, const device_model& dev) {
     for (const plan& p : cands)
       if (const double s = score_of(p); s > best_score + 1e-9) best_score = s, best = p;
   };
-  const std::vector<plan> rows = row_candidates(u.held, u.partial);
+  const std::vector<plan> rows = row_candidates(u.held, u.partial, dev.row_group);
   consider(rows);
   if (best_score > 0) {
     const double good = row_score_share * best_score;
@@ -248,7 +259,7 @@ inline plan choose(const row_units& u, const device_model& dev) {
 
 /// Every plan choose() weighs for such rows (sweeps time them all to check the choice).
 inline std::vector<plan> considered(const row_units& u, const device_model& dev) {
-  std::vector<plan> out = row_candidates(u.held, u.partial);
+  std::vector<plan> out = row_candidates(u.held, u.partial, dev.row_group);
   if (out.empty()) {
     out = wide_candidates(u.held, dev);
     for (const plan& p : streamed_candidates(u.spanned, dev)) out.push_back(p);

@@ -35,13 +35,14 @@ namespace strata {
 namespace detail::norm {
 
 /// Which code a plan runs: the whole-unit code where every row starts on a 16-byte boundary, y's
-/// rows lie as x's and gamma and beta on 16-byte boundaries (whole_units, in_phase); for such rows
-/// ending in a partial unit, the rows kernel's variant holding its elements (blocks partly in
+/// rows lie as x's and gamma and beta on 16-byte boundaries (whole_units, in_phase), which for a
+/// row held by a block of more than max_group threads is block_rows_kernel (code::block); for such
+/// rows ending in a partial unit, the rows kernel's variant holding its elements (blocks partly in
 /// shared memory and streamed chunks take the general code for them); the general code otherwise.
-enum class code { general, whole, whole_tail };
+enum class code { general, whole, whole_tail, block };
 inline code code_for(const plan& p, bool whole, bool tail) {
   if (!whole) return code::general;
-  if (!tail) return code::whole;
+  if (!tail) return p.shape == norm::shape::rows && p.spill == 0 && p.group > max_group ? code::block : code::whole;
   return p.shape == norm::shape::rows && p.spill == 0 ? code::whole_tail : code::general;
 }
 
@@ -56,6 +57,7 @@ const void* kernel_of(const plan& p, code c) {
   if (p.spill > 0)
     return whole ? reinterpret_cast<const void*>(&rows_kernel<Kind, T, max_vpt, true, true>)
                  : reinterpret_cast<const void*>(&rows_kernel<Kind, T, max_vpt, false, true>);
+  if (c == code::block) return reinterpret_cast<const void*>(&block_rows_kernel<Kind, T, V>);
   if (c == code::whole_tail) return reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, true, false, true>);
   return whole ? reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, true>) : reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, false>);
 }
@@ -107,6 +109,7 @@ device_model gpu_model(bool whole, bool tail) {
   if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, current_device()) == cudaSuccess && l2 > 0) m.l2_bytes = l2;
   else (void)cudaGetLastError();
   m.max_spill = Kind == norm_kind::layer ? layer_max_spill : rms_max_spill;
+  m.row_group = whole && !tail ? block_max_group : max_group;
   plan wide;
   wide.spill = 1;
   m.max_block_shared = allow_spill(kernel_of<Kind, T, max_vpt>(wide, code_for(wide, whole, tail)));
@@ -154,7 +157,8 @@ void launch(const plan& p, const args<T>& a, code c, stream_t stream) {
     const index_t per_block = p.block / p.group, blocks = (a.rows + per_block - 1) / per_block;
     check_blocks(blocks, a.rows);
     with_vpt(p.vpt, [&]<int V>() {
-      if (c == code::whole_tail) rows_kernel<Kind, T, V, true, false, true><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group, p.ahead, 0);
+      if (c == code::block) block_rows_kernel<Kind, T, V><<<unsigned(blocks), p.block, 0, stream>>>(a, p.ahead);
+      else if (c == code::whole_tail) rows_kernel<Kind, T, V, true, false, true><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group, p.ahead, 0);
       else if (whole) rows_kernel<Kind, T, V, true><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group, p.ahead, 0);
       else rows_kernel<Kind, T, V, false><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group, p.ahead, 0);
     });
@@ -346,10 +350,13 @@ row_needs needs_of(const args<T>& a) {
   return n;
 }
 
-/// The host backend's model GPU with the kind's limit on units held in shared memory.
-inline device_model host_model_for(norm_kind kind) {
+/// The host backend's model GPU with the kind's limit on units held in shared memory and, for rows
+/// of whole units (whole and not tail), blocks of up to block_max_group threads per row, as
+/// gpu_model has.
+inline device_model host_model_for(norm_kind kind, bool whole = false, bool tail = false) {
   device_model m = host_model();
   m.max_spill = kind == norm_kind::layer ? layer_max_spill : rms_max_spill;
+  m.row_group = whole && !tail ? block_max_group : max_group;
   return m;
 }
 
@@ -359,7 +366,7 @@ plan planned(const row_needs& n) {
 #if defined(STRATA_BACKEND_CUDA)
   return chosen<Kind, T>(n.units, n.whole, n.tail);
 #else
-  return choose(n.units, host_model_for(Kind));
+  return choose(n.units, host_model_for(Kind, n.whole, n.tail));
 #endif
 }
 template <norm_kind Kind, class T>
@@ -367,7 +374,7 @@ std::vector<plan> plans_considered(const row_needs& n) {
 #if defined(STRATA_BACKEND_CUDA)
   return considered(n.units, gpu_model<Kind, T>(n.whole, n.tail));
 #else
-  return considered(n.units, host_model_for(Kind));
+  return considered(n.units, host_model_for(Kind, n.whole, n.tail));
 #endif
 }
 
