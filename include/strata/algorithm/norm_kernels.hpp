@@ -208,10 +208,10 @@ __global__ void __launch_bounds__(block_max_group, 1) block_rows_kernel(args<T> 
     if (t + k * G >= units) break;
     float f[L], gf[L], bf[L];
     unpack_kept<T>(part.w[k], f);
-    if (g) rows::unpack_floats<T>(__ldg(g + k * G), gf);
+    if (g) rows::unpack_floats<T>(load_kept(g + k * G), gf);
     else
       for (int i = 0; i < L; ++i) gf[i] = 1.0f;
-    if (b) rows::unpack_floats<T>(__ldg(b + k * G), bf);
+    if (b) rows::unpack_floats<T>(load_kept(b + k * G), bf);
     else
       for (int i = 0; i < L; ++i) bf[i] = 0.0f;
     STRATA_UNROLL
