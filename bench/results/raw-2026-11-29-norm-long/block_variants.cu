@@ -1,7 +1,9 @@
 // Probe (not part of the library): 44bb5d4's block_rows_kernel (run through run_with) against
 // copies of it with the block's thread count a compile-time constant (1024: unit offsets become
 // immediates), and that with no L2 prefetch of a later row, at whole rows a block of 1024 threads
-// holds (median of 20, a 256 MiB memset before each run; three rounds, alternated, median).
+// holds (median of 20, a 256 MiB memset before each run; three rounds, alternated, median). Call 19
+// adds the fixed kernel reading gamma and beta with L1 and L2 evict_last hints and storing y by plain
+// C++ stores, as torch.compile's kernel does.
 #include <strata/algorithm/normalize.hpp>
 #include <strata/container/matrix.hpp>
 
@@ -16,7 +18,14 @@ namespace nm = strata::detail::norm;
 using strata::norm_kind;
 #define CK(x) strata::detail::cuda_check((x), #x)
 
-template <norm_kind Kind, class T, int V, bool Prefetch>
+__device__ inline uint4 ld_keep(const uint4* p) {
+  uint4 r;
+  asm volatile("{.reg .b64 pol; createpolicy.fractional.L2::evict_last.b64 pol, 1.0;\n ld.global.L1::evict_last.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], pol;}"
+               : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p));
+  return r;
+}
+
+template <norm_kind Kind, class T, int V, bool Prefetch, bool Hint = false>
 __global__ void __launch_bounds__(1024, 1) fixed_kernel(nm::args<T> a, index_t ahead) {
   constexpr int G = 1024, L = nm::lanes<T>;
   __shared__ nm::sum_slots slots;
@@ -43,15 +52,16 @@ __global__ void __launch_bounds__(1024, 1) fixed_kernel(nm::args<T> a, index_t a
     if (t + k * G >= units) break;
     float f[L], gf[L], bf[L];
     nm::unpack_kept<T>(part.w[k], f);
-    if (g) strata::rows::unpack_floats<T>(__ldg(g + k * G), gf);
+    if (g) strata::rows::unpack_floats<T>(Hint ? ld_keep(g + k * G) : __ldg(g + k * G), gf);
     else
       for (int i = 0; i < L; ++i) gf[i] = 1.0f;
-    if (b) strata::rows::unpack_floats<T>(__ldg(b + k * G), bf);
+    if (b) strata::rows::unpack_floats<T>(Hint ? ld_keep(b + k * G) : __ldg(b + k * G), bf);
     else
       for (int i = 0; i < L; ++i) bf[i] = 0.0f;
 #pragma unroll
     for (int i = 0; i < L; ++i) f[i] = (Kind == norm_kind::layer ? f[i] - mean : f[i]) * (rstd * gf[i]) + bf[i];
-    nm::store16(y + k * G, strata::rows::pack_floats<T>(f));
+    if constexpr (Hint) y[k * G] = strata::rows::pack_floats<T>(f);
+    else nm::store16(y + k * G, strata::rows::pack_floats<T>(f));
   }
 }
 
@@ -97,17 +107,18 @@ void one(const char* dtype, index_t hidden, char* xb, char* yb, const T* g) {
   nm::plan p = nm::planned<Kind, T>(nm::needs_of(a));
   p.group = p.block = 1024, p.vpt = V;  // the library's plan at these lengths is 1024 x V (checked below)
   const std::size_t bytes = std::size_t(rows) * hidden * sizeof(T);
-  std::vector<double> tl, tf, tn, tc;
+  std::vector<double> tl, tf, tn, th, tc;
   for (int rep = 0; rep < 3; ++rep) {
     tc.push_back(median_ms([&] { CK(cudaMemcpyAsync(yb, xb, bytes, cudaMemcpyDeviceToDevice)); }));
     tl.push_back(median_ms([&] { nm::run_with<Kind>(p, x, y, gs, bs, 1e-5f); }));
     tf.push_back(median_ms([&] { fixed_kernel<Kind, T, V, true><<<unsigned(rows), 1024>>>(a, p.ahead); }));
     tn.push_back(median_ms([&] { fixed_kernel<Kind, T, V, false><<<unsigned(rows), 1024>>>(a, p.ahead); }));
+    th.push_back(median_ms([&] { fixed_kernel<Kind, T, V, true, true><<<unsigned(rows), 1024>>>(a, p.ahead); }));
   }
-  for (auto* v : {&tl, &tf, &tn, &tc}) std::sort(v->begin(), v->end());
-  std::printf("| %s | %s | %lldx%lld | %s | %.4f | %.4f | %.4f | %.3f | %.3f | %.3f |\n", Kind == norm_kind::layer ? "layer" : "rms", dtype,
-              (long long)rows, (long long)hidden, nm::describe(nm::planned<Kind, T>(nm::needs_of(a))).c_str(), tl[1], tf[1], tn[1],
-              tc[1] / tl[1], tc[1] / tf[1], tc[1] / tn[1]);
+  for (auto* v : {&tl, &tf, &tn, &th, &tc}) std::sort(v->begin(), v->end());
+  std::printf("| %s | %s | %lldx%lld | %s | %.4f | %.4f | %.4f | %.4f | %.3f | %.3f | %.3f | %.3f |\n", Kind == norm_kind::layer ? "layer" : "rms",
+              dtype, (long long)rows, (long long)hidden, nm::describe(nm::planned<Kind, T>(nm::needs_of(a))).c_str(), tl[1], tf[1], tn[1], th[1],
+              tc[1] / tl[1], tc[1] / tf[1], tc[1] / tn[1], tc[1] / th[1]);
   std::fflush(stdout);
 }
 
@@ -123,8 +134,8 @@ int main() {
   CK(cudaDeviceSynchronize());
   const float* gf = reinterpret_cast<const float*>(gb);
   const __nv_bfloat16* gh = reinterpret_cast<const __nv_bfloat16*>(gb);
-  std::printf("| kind | dtype | rows x hidden | library plan | library ms | fixed 1024 ms | fixed, no prefetch ms | x copy library | x copy fixed | x copy fixed, no prefetch |\n"
-              "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  std::printf("| kind | dtype | rows x hidden | library plan | library ms | fixed 1024 ms | fixed, no prefetch ms | fixed, gamma kept in L1 ms | x copy library | x copy fixed | x copy fixed, no prefetch | x copy fixed, gamma kept |\n"
+              "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   one<norm_kind::rms, float, 5>("fp32", 20480, xb, yb, gf);
   one<norm_kind::layer, float, 5>("fp32", 20480, xb, yb, gf);
   one<norm_kind::rms, float, 6>("fp32", 24576, xb, yb, gf);

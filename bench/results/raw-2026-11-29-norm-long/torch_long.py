@@ -1,10 +1,12 @@
-"""Summary of device call 16 (raw-2026-11-29-norm-long/call16/): strata at 44bb5d4 against torch.compile
+"""Summary of device call 16 or 21 (raw-2026-11-29-norm-long/call16/, call21/): strata against torch.compile
 at rows of 16384-262144 elements, both timed twice in one call; writes the .md/.json/.png named by --out."""
 import argparse, json, statistics as st
 
 ap = argparse.ArgumentParser()
 ap.add_argument("call", help="the call's folder")
 ap.add_argument("--out", required=True)
+ap.add_argument("--rev", default="44bb5d4", help="the strata commit the call ran")
+ap.add_argument("--run", default="run16.sh", help="the call's script")
 a = ap.parse_args()
 S = [json.load(open(f"{a.call}/long4-new-{i}.json")) for i in (0, 1)]
 T = {}
@@ -28,9 +30,9 @@ for r in S[0]["results"]:
 json.dump({"memcpy_gbps": S[0]["memcpy_gbps"], "results": rows}, open(a.out + ".json", "w"), indent=1)
 faster = sum(r["x_compile"] >= 1.0 for r in rows)
 with open(a.out + ".md", "w") as f:
-    f.write("NVIDIA H200 (driver 580.159.04, nvcc 13.0; torch 2.11.0+cu130), 2026-11-29. strata at 44bb5d4 (norm_sweep --hidden "
+    f.write("NVIDIA H200 (driver 580.159.04, nvcc 13.0; torch 2.11.0+cu130), 2026-11-29. strata at " + a.rev + " (norm_sweep --hidden "
             "16384,32768,65536,262144) and torch.compile (dynamic=False, Inductor's autotuned configs; raw-2026-11-29-norm-long/"
-            "inductor_probe.py, do_bench median), alternated twice in one call (raw-2026-11-29-norm-long/run16.sh); medians of the two. "
+            "inductor_probe.py, do_bench median), alternated twice in one call (raw-2026-11-29-norm-long/" + a.run + "); medians of the two. "
             "Both run the sweep's shapes (rows moving about 256 MB). x compile: torch.compile's time / strata's.\n\n")
     f.write(f"strata is as fast or faster at {faster} of {len(rows)} points.\n\n")
     f.write("| op | dtype | rows x hidden | plan | strata ms | torch.compile ms | x compile | x memcpy (1 GiB) | x copy of its bytes |\n")
@@ -47,6 +49,6 @@ ax.bar(range(len(rows)), [r["x_compile"] for r in rows], color=["tab:blue" if r[
 ax.axhline(1.0, color="k", lw=0.8)
 ax.set_xticks(range(len(rows)), labels, fontsize=6)
 ax.set_ylabel("torch.compile time / strata time")
-ax.set_title("H200, long rows: strata (44bb5d4) against torch.compile, same call")
+ax.set_title(f"H200, long rows: strata ({a.rev}) against torch.compile, same call")
 fig.tight_layout()
 fig.savefig(a.out + ".png", dpi=120)
