@@ -201,19 +201,15 @@ __global__ void __launch_bounds__(block_max_group, 1) block_rows_kernel(args<T> 
   float mean, rstd;
   finish<Kind>(m, a.cols, a.eps, mean, rstd);
   vec::word16* y = reinterpret_cast<vec::word16*>(a.y + r * a.y_pitch) + t;
-  const vec::word16* g = a.gamma ? reinterpret_cast<const vec::word16*>(a.gamma) + t : nullptr;
-  const vec::word16* b = a.beta ? reinterpret_cast<const vec::word16*>(a.beta) + t : nullptr;
+  using part_t = row_part<T, V>;
   STRATA_UNROLL
   for (int k = 0; k < V; ++k) {
     if (t + k * G >= units) break;
     float f[L], gf[L], bf[L];
     unpack_kept<T>(part.w[k], f);
-    if (g) rows::unpack_floats<T>(load_kept(g + k * G), gf);
-    else
-      for (int i = 0; i < L; ++i) gf[i] = 1.0f;
-    if (b) rows::unpack_floats<T>(load_kept(b + k * G), bf);
-    else
-      for (int i = 0; i < L; ++i) bf[i] = 0.0f;
+    const int c0 = (t + k * G) * L;
+    part_t::template affine<true, part_t::given::maybe>(a.gamma, c0, 1.0f, gf);
+    part_t::template affine<true, part_t::given::maybe>(a.beta, c0, 0.0f, bf);
     STRATA_UNROLL
     for (int i = 0; i < L; ++i) f[i] = (Kind == norm_kind::layer ? f[i] - mean : f[i]) * (rstd * gf[i]) + bf[i];
     store16(y + k * G, rows::pack_floats<T>(f));
