@@ -198,6 +198,36 @@ TEST(NormalizePlan, EveryRowIsCovered) {
       }
 }
 
+// A row plan scores within the element size's share of the best row plan's score (16-bit rows:
+// 0.95, 4-byte: 0.85), and no plan holding fewer units a thread does: on the model GPU, 16-bit
+// rows take plans holding more units a thread than 4-byte rows of the same units at some lengths.
+TEST(NormalizePlan, SixteenBitRowsTakePlansNearerTheBestScore) {
+  namespace sn = strata::detail::norm;
+  int differ = 0;
+  for (index_t units = 1; units <= 4096; ++units) {
+    sn::plan chosen[2];
+    for (int i = 0; i < 2; ++i) {
+      const int size = i == 0 ? 4 : 2;
+      const sn::device_model model = sn::host_model_for(norm_kind::layer, true, false, size);
+      const sn::plan p = sn::choose(sn::row_units{units, units, 0}, model);
+      SCOPED_TRACE(std::to_string(units) + " units of " + std::to_string(size) + "-byte elements: " + sn::describe(p));
+      auto score_of = [&](const sn::plan& q) { return sn::score(q, units, model.blocks_per_sm(q), model.target_bytes_per_sm); };
+      double best = 0;
+      for (const sn::plan& q : sn::row_candidates(units, 0, model.row_group)) best = std::max(best, score_of(q));
+      ASSERT_GE(score_of(p), sn::row_score_share(size) * best - 1e-9);
+      for (const sn::plan& q : sn::row_candidates(units, 0, model.row_group)) {
+        if (q.vpt < p.vpt) {
+          ASSERT_LT(score_of(q), sn::row_score_share(size) * best - 1e-9) << sn::describe(q);
+        }
+      }
+      chosen[i] = p;
+    }
+    differ += chosen[1].vpt > chosen[0].vpt ? 1 : 0;
+    ASSERT_GE(chosen[1].vpt, chosen[0].vpt);
+  }
+  EXPECT_GT(differ, 0);
+}
+
 // A row's partial units take no slot: rows of 8 x 128 + 1 and 8 x 128 + 7 bf16 elements (129 units
 // spanned, 128 or 127 whole) get the plan of rows of 8 x 128, and a row starting off a 16-byte
 // boundary whose whole units are 128 the same, while 129 whole units need more slots.

@@ -111,6 +111,21 @@ inline constexpr double resident_seconds = 2.0e-6;
 /// early no longer wait in L2 for their blocks (bench/results/nvidia-h200-2026-11-28-norm-prefetch.md).
 inline constexpr double prefetch_seconds = 0.4e-6;
 
+/// Row plans scoring at least this share of the best row plan's score count as good as it, and
+/// of those the one holding the fewest units a thread runs. Past the resident bytes that cover the
+/// memory's latency, more units a thread lengthen each thread's serial passes over its units and
+/// the time its block holds them, so a plan scoring a little lower with fewer units can run
+/// faster. How much lower depends on the element size. In the H200's sweep of every plan at 296 row
+/// shapes (bench/results/raw-2026-11-29-norm-misses/, call 2):
+/// - fp32 plans scoring 0.67-0.90 of the best often ran fastest; within 0.85, the chosen plans run
+///   at a mean 1.0019x (layer norm) and 1.0010x (RMS norm) the fastest one's time, at most 1.011x;
+/// - bf16 layer norm plans scoring 0.86-0.92 ran 3-5% slower than the best-scoring ones (at 1792,
+///   8448-11008 and 15872-16384 elements): 16-bit rows issue about twice the instructions per byte
+///   and sum twice across warps (merges_warps), each sum waiting at a barrier, and fewer warps wait
+///   less. Within 0.95, bf16 plans run at a mean 1.0037x (layer) and 1.0022x (RMS) the fastest,
+///   at most 1.024x (at 0.85: 1.0081x and 1.0020x, at most 1.045x).
+inline constexpr double row_score_share(int element_size) { return element_size >= 4 ? 0.85 : 0.95; }
+
 /// What the choice needs to know of a device: its SM count, L2 size, its row-byte target per SM,
 /// the row bytes to prefetch ahead and, per plan, how many of its blocks one SM holds (the
 /// occupancy API on a GPU; a register model on the host backend).
@@ -120,6 +135,7 @@ struct device_model {
   double target_bytes_per_sm = 4.8e12 / 132 * resident_seconds;
   double prefetch_bytes = 4.8e12 * prefetch_seconds;
   int max_spill = rms_max_spill;  // the kind's limit on a plan's spill
+  double score_share = row_score_share(4);  // row_score_share of the rows' element size
   /// The largest group of a row plan longer than max_group x max_vpt units: block_max_group for
   /// rows of whole units, which a block of up to 1024 threads holds (block_rows_kernel),
   /// max_group otherwise (such rows go partly to shared memory or stream).
@@ -209,22 +225,11 @@ struct row_units {
   int partial;
 };
 
-/// Row plans scoring at least this share of the best row plan's score count as good as it, and
-/// of those the one holding the fewest units a thread runs. Past the resident bytes that cover the
-/// memory's latency, more units a thread lengthen each thread's serial passes over its units and
-/// the time its block holds them: in the H200's sweep of every plan at 296 row shapes, the plans
-/// holding 7-8 units a thread of 16-bit rows ran up to 6.6% slower than ones holding 4-6 with a
-/// lower score. Taking the fewest units among plans within 0.85 of the best puts the chosen plans
-/// at a mean 1.0033x the fastest one's time for bf16 (1.0069x taking the best score) and 1.0013x
-/// for fp32 (1.0044x), the worst at 1.035x (1.066x); shares of 0.95 to 0.75 give 1.0037-1.0092x
-/// for bf16 (bench/results/raw-2026-11-28-norm-write/call4/, rule.py).
-inline constexpr double row_score_share = 0.85;
-
-/// The plan for such rows: among the row plans holding the whole units and scoring within
-/// row_score_share of the best, the one with the fewest units a thread; rows longer than a block
-/// holds in registers are held by a block with the rest in shared memory up to the kind's limit
-/// (wide_candidates), and streamed beyond it (blocks of 128 threads and more hold any row's partial
-/// elements). Streamed plans measured within a few percent of clusters of blocks and of
+/// The plan for such rows: among the row plans holding the whole units and scoring within the
+/// model's score_share (row_score_share) of the best, the one with the fewest units a thread;
+/// rows longer than a block holds in registers are held by a block with the rest in shared memory
+/// up to the kind's limit (wide_candidates), and streamed beyond it (blocks of 128 threads and
+/// more hold any row's partial elements). Streamed plans measured within a few percent of clusters of blocks and of
 /// co-resident blocks per row at 16388-32768 elements and ahead of them beyond
 /// (bench/results/raw-2026-11-23-norm/call5-long-rows-streamed-vs-cluster-split.json), with no
 /// limit on row length.
@@ -241,7 +246,7 @@ inline plan choose(const row_units& u, const device_model& dev) {
   const std::vector<plan> rows = row_candidates(u.held, u.partial, dev.row_group);
   consider(rows);
   if (best_score > 0) {
-    const double good = row_score_share * best_score;
+    const double good = dev.score_share * best_score;
     for (const plan& p : rows)  // in order of units a thread: the first good one
       if (score_of(p) >= good) {
         best = p;

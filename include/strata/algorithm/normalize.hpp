@@ -110,6 +110,7 @@ device_model gpu_model(bool whole, bool tail) {
   else (void)cudaGetLastError();
   m.max_spill = Kind == norm_kind::layer ? layer_max_spill : rms_max_spill;
   m.row_group = whole && !tail ? block_max_group : max_group;
+  m.score_share = row_score_share(int(sizeof(T)));
   plan wide;
   wide.spill = 1;
   m.max_block_shared = allow_spill(kernel_of<Kind, T, max_vpt>(wide, code_for(wide, whole, tail)));
@@ -350,13 +351,14 @@ row_needs needs_of(const args<T>& a) {
   return n;
 }
 
-/// The host backend's model GPU with the kind's limit on units held in shared memory and, for rows
-/// of whole units (whole and not tail), blocks of up to block_max_group threads per row, as
-/// gpu_model has.
-inline device_model host_model_for(norm_kind kind, bool whole = false, bool tail = false) {
+/// The host backend's model GPU with the kind's limit on units held in shared memory, for rows of
+/// whole units (whole and not tail) blocks of up to block_max_group threads per row, and the
+/// score share of the element size, as gpu_model has.
+inline device_model host_model_for(norm_kind kind, bool whole = false, bool tail = false, int element_size = 4) {
   device_model m = host_model();
   m.max_spill = kind == norm_kind::layer ? layer_max_spill : rms_max_spill;
   m.row_group = whole && !tail ? block_max_group : max_group;
+  m.score_share = row_score_share(element_size);
   return m;
 }
 
@@ -366,7 +368,7 @@ plan planned(const row_needs& n) {
 #if defined(STRATA_BACKEND_CUDA)
   return chosen<Kind, T>(n.units, n.whole, n.tail);
 #else
-  return choose(n.units, host_model_for(Kind, n.whole, n.tail));
+  return choose(n.units, host_model_for(Kind, n.whole, n.tail, int(sizeof(T))));
 #endif
 }
 template <norm_kind Kind, class T>
@@ -374,7 +376,7 @@ std::vector<plan> plans_considered(const row_needs& n) {
 #if defined(STRATA_BACKEND_CUDA)
   return considered(n.units, gpu_model<Kind, T>(n.whole, n.tail));
 #else
-  return considered(n.units, host_model_for(Kind, n.whole, n.tail));
+  return considered(n.units, host_model_for(Kind, n.whole, n.tail, int(sizeof(T))));
 #endif
 }
 
