@@ -139,6 +139,10 @@ TYPED_TEST(Normalize, EveryRowLengthLayoutAndKind) {
   using T = TypeParam;
   STRATA_SEED_TRACE();
   std::vector<index_t> lengths = {1, 2, 3, 5, 7, 9, 31, 32, 100, 127, 128, 257, 513, 1000, 1023, 1024, 1025, 3000, 4095, 4096, 4097, 5120, 12288, 16384, 16395};
+  // rows of 5000 and 8192 whole units: a block of more than 512 threads per row (block_rows_kernel)
+  // in every dtype, under the sanitizers too
+  constexpr index_t L = strata::detail::norm::lanes<T>;
+  lengths.insert(lengths.end(), {5000 * L, 8192 * L});
   if (!strata_test::under_sanitizer()) lengths.insert(lengths.end(), {16388, 20000, 32768, 32769, 36000, 65536, 65537, 100003});
   for (index_t cols : lengths)
     for (layout l : {layout::matrix, layout::dense, layout::strided, layout::in_place, layout::shifted_output}) {
@@ -150,6 +154,12 @@ TYPED_TEST(Normalize, EveryRowLengthLayoutAndKind) {
       if (cols == 1000 || cols == 1025 || cols == 20000 || cols == 36000) {
         check<norm_kind::layer, T>(rows, cols, l, true, 0, given::gamma_only);
         check<norm_kind::layer, T>(rows, cols, l, true, 0, given::beta_only);
+      }
+      if (cols == 5000 * L && l == layout::matrix) {  // more rows than a wave of blocks: a block normalizes several
+        const index_t many = strata_test::under_sanitizer() ? 140 : 300;
+        check<norm_kind::layer, T>(many, cols, l, true);
+        check<norm_kind::layer, T>(many, cols, l, true, 0, given::beta_only);
+        check<norm_kind::rms, T>(many, cols, l, true);
       }
     }
 }

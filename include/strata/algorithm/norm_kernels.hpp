@@ -31,12 +31,16 @@ decltype(auto) with_vpt(int vpt, F&& f) {
 /// Whether layer norm over a group of G threads of T combines per-warp statistics at one barrier
 /// (fp32 rows held by several warps) or sums twice across the group. Inside a warp two plain sums
 /// need no barrier. Across warps, fp32 rows gain from the single barrier (a block holding a whole
-/// row waits there with nothing else in flight, and the kernel holds fewer registers); 16-bit rows,
-/// which issue about twice the instructions per byte (their elements are widened at each pass),
-/// lose more to the extra per-warp sums than they gain (bench/results/nvidia-h200-2026-11-24-norm_stats.md).
+/// row waits there with nothing else in flight, and the kernel holds fewer registers); 16-bit rows
+/// held by groups of up to max_group threads, which issue about twice the instructions per byte
+/// (their elements are widened at each pass) and share their SM with other blocks, lose more to
+/// the extra per-warp sums than they gain (bench/results/nvidia-h200-2026-11-24-norm_stats.md).
+/// A block of more than max_group threads (block_rows_kernel) runs alone on its SM, so 16-bit rows
+/// merge there too: bf16 and fp16 layer norm of 32776-65536 elements ran 1.03-1.07x faster that
+/// way (bench/results/raw-2026-11-29-norm-misses/, call 5).
 template <class T>
 STRATA_HD constexpr bool merges_warps(int G) {
-  return G > 32 && sizeof(T) >= 4;
+  return G > 32 && (sizeof(T) >= 4 || G > max_group);
 }
 
 #if defined(STRATA_BACKEND_CUDA)
@@ -92,12 +96,15 @@ struct sum_slots {
 /// sums them twice more by butterfly: the part's mean from the warps' sums, then
 /// M2 = sum over warps of (M2_w + count_w (mean_w - mean)^2), each term about the part's mean (no
 /// cancellation, the same bits in every thread).
-template <norm_kind Kind, class T, int V, bool Spill>
+/// MostG: the largest group the calling kernel runs. Kernels whose groups never exceed max_group
+/// do not carry the merging code for 16-bit rows, which would take registers from their rows.
+template <norm_kind Kind, int MostG = max_group, class T, int V, bool Spill>
 __device__ inline moments part_moments(const row_part<T, V, Spill>& part, float n, int G, sum_slots& slots) {
   if constexpr (Kind == norm_kind::rms) {
     return {n, 0.0f, group_sum(part.template sum<Kind>(), G, slots.sums[0])};
   } else {
-    if (!merges_warps<T>(G)) {
+    constexpr bool may_merge = sizeof(T) >= 4 || MostG > max_group;
+    if (!may_merge || !merges_warps<T>(G)) {
       const float sum = group_sum(part.template sum<Kind>(), G, slots.sums[0]);
       const float mean = n > 0 ? sum / n : 0.0f;
       return {n, mean, group_sum(part.sum_squares(mean), G, slots.sums[1])};
@@ -197,7 +204,7 @@ __global__ void __launch_bounds__(block_max_group, 1) block_rows_kernel(args<T> 
     part.w[k] = load16_if(x + k * G, mine);
     part.k_hi += mine ? 1 : 0;
   }
-  const moments m = part_moments<Kind>(part, float(a.cols), G, slots);
+  const moments m = part_moments<Kind, block_max_group>(part, float(a.cols), G, slots);
   float mean, rstd;
   finish<Kind>(m, a.cols, a.eps, mean, rstd);
   vec::word16* y = reinterpret_cast<vec::word16*>(a.y + r * a.y_pitch) + t;
