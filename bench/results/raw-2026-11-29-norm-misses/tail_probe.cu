@@ -2,7 +2,7 @@
 // library's layer_norm / rms_norm (gamma, beta) over rows in one buffer at a chosen pitch: rows of
 // 1024 and 1032 elements (whole units) and 1025 (a partial last unit), each at a pitch of 1032
 // elements (strata::matrix's: rows 16-byte aligned, 2064 bytes apart in bf16) and at a pitch of
-// 1088 (rows 128-byte aligned in bf16, 64-byte in fp32: 4352 bytes apart); ratio to a cudaMemcpy
+// 1088 (rows 128-byte aligned: 2176 bytes apart in bf16, 4352 in fp32); ratio to a cudaMemcpy
 // of the rows' bytes (rows x cols, one copy per shape). Median of 20 after a 256 MiB memset.
 #include <strata/algorithm/normalize.hpp>
 #include <strata/container/matrix.hpp>
