@@ -155,7 +155,7 @@ TYPED_TEST(Normalize, EveryRowLengthLayoutAndKind) {
         check<norm_kind::layer, T>(rows, cols, l, true, 0, given::gamma_only);
         check<norm_kind::layer, T>(rows, cols, l, true, 0, given::beta_only);
       }
-      if (cols == 5000 * L && l == layout::matrix) {  // more rows than a wave of blocks: a block normalizes several
+      if (cols == 5000 * L && l == layout::matrix) {  // more rows than the GPU holds blocks at once
         const index_t many = strata_test::under_sanitizer() ? 140 : 300;
         check<norm_kind::layer, T>(many, cols, l, true);
         check<norm_kind::layer, T>(many, cols, l, true, 0, given::beta_only);

@@ -229,10 +229,10 @@ struct row_units {
 /// model's score_share (row_score_share) of the best, the one with the fewest units a thread;
 /// rows longer than a block holds in registers are held by a block with the rest in shared memory
 /// up to the kind's limit (wide_candidates), and streamed beyond it (blocks of 128 threads and
-/// more hold any row's partial elements). Streamed plans measured within a few percent of clusters of blocks and of
-/// co-resident blocks per row at 16388-32768 elements and ahead of them beyond
-/// (bench/results/raw-2026-11-23-norm/call5-long-rows-streamed-vs-cluster-split.json), with no
-/// limit on row length.
+/// more hold any row's partial elements). Streamed plans measured within a few percent of
+/// clusters of blocks and of co-resident blocks per row at 16388-32768 elements and ahead of them
+/// beyond (bench/results/raw-2026-11-23-norm/call5-long-rows-streamed-vs-cluster-split.json),
+/// with no limit on row length.
 inline plan choose(const row_units& u, const device_model& dev) {
   plan best;
   double best_score = -1;
