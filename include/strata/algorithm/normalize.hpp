@@ -46,6 +46,16 @@ inline code code_for(const plan& p, bool whole, bool tail) {
   return p.shape == norm::shape::rows && p.spill == 0 ? code::whole_tail : code::general;
 }
 
+/// What a device model takes from the rows, the same on the GPU (gpu_model) and the host backend
+/// (host_model_for): the kind's limit on units held in shared memory, blocks of up to
+/// block_max_group threads per row for rows of whole units (whole and not tail), and the score
+/// share of the element size.
+inline void fit_to_rows(device_model& m, norm_kind kind, bool whole, bool tail, int element_size) {
+  m.max_spill = kind == norm_kind::layer ? layer_max_spill : rms_max_spill;
+  m.row_group = whole && !tail ? block_max_group : max_group;
+  m.score_share = row_score_share(element_size);
+}
+
 #if defined(STRATA_BACKEND_CUDA)
 // ---- the device model and the launch ---------------------------------------------------------
 
@@ -108,9 +118,7 @@ device_model gpu_model(bool whole, bool tail) {
   int l2 = 0;
   if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, current_device()) == cudaSuccess && l2 > 0) m.l2_bytes = l2;
   else (void)cudaGetLastError();
-  m.max_spill = Kind == norm_kind::layer ? layer_max_spill : rms_max_spill;
-  m.row_group = whole && !tail ? block_max_group : max_group;
-  m.score_share = row_score_share(int(sizeof(T)));
+  fit_to_rows(m, Kind, whole, tail, int(sizeof(T)));
   plan wide;
   wide.spill = 1;
   m.max_block_shared = allow_spill(kernel_of<Kind, T, max_vpt>(wide, code_for(wide, whole, tail)));
@@ -351,14 +359,10 @@ row_needs needs_of(const args<T>& a) {
   return n;
 }
 
-/// The host backend's model GPU with the kind's limit on units held in shared memory, for rows of
-/// whole units (whole and not tail) blocks of up to block_max_group threads per row, and the
-/// score share of the element size, as gpu_model has.
+/// The host backend's model GPU, fitted to the rows as gpu_model is (fit_to_rows).
 inline device_model host_model_for(norm_kind kind, bool whole = false, bool tail = false, int element_size = 4) {
   device_model m = host_model();
-  m.max_spill = kind == norm_kind::layer ? layer_max_spill : rms_max_spill;
-  m.row_group = whole && !tail ? block_max_group : max_group;
-  m.score_share = row_score_share(element_size);
+  fit_to_rows(m, kind, whole, tail, element_size);
   return m;
 }
 
