@@ -36,8 +36,10 @@ double tolerance() {
 enum class given { both, gamma_only, beta_only };
 
 // affine_offset: gamma and beta start this many elements past a 16-byte boundary.
+// forced: the plan to run instead of the chosen one.
 template <norm_kind Kind, class T>
-void check(index_t rows, index_t cols, layout l, bool affine, int affine_offset = 0, given which = given::both) {
+void check(index_t rows, index_t cols, layout l, bool affine, int affine_offset = 0, given which = given::both,
+           const strata::detail::norm::plan* forced = nullptr) {
   SCOPED_TRACE(std::string(Kind == norm_kind::layer ? "layer" : "rms") + " " + std::to_string(rows) + "x" + std::to_string(cols) + " " +
                name(l) + (affine ? " affine" : " plain") + (affine_offset ? " affine+" + std::to_string(affine_offset) : "") +
                (which == given::gamma_only ? " gamma only" : which == given::beta_only ? " beta only" : ""));
@@ -87,7 +89,8 @@ void check(index_t rows, index_t cols, layout l, bool affine, int affine_offset 
   const cuda::std::span<const T> gs(with_gamma ? gp : nullptr, with_gamma ? std::size_t(cols) : 0);
   const cuda::std::span<const T> bs(with_beta ? bp : nullptr, with_beta ? std::size_t(cols) : 0);
   strata::path p;
-  if constexpr (Kind == norm_kind::layer) p = strata::layer_norm<T>(xv, yv, gs, bs, 1e-5f);
+  if (forced) p = strata::detail::norm::run_with<Kind>(*forced, xv, yv, gs, Kind == norm_kind::layer ? bs : cuda::std::span<const T>{}, 1e-5f);
+  else if constexpr (Kind == norm_kind::layer) p = strata::layer_norm<T>(xv, yv, gs, bs, 1e-5f);
   else p = strata::rms_norm<T>(xv, yv, gs, 1e-5f);
   strata::synchronize(strata::stream_t{});
   // Whole units are stored as vectors wherever the output's rows lie like the input's.
@@ -169,8 +172,9 @@ TYPED_TEST(Normalize, EveryRowLengthLayoutAndKind) {
 // last units, groups within a
 // warp are powers of two and larger ones whole warps of at most max_group threads; row plans
 // prefetch about the model's prefetch bytes ahead, streamed plans and blocks holding units in
-// shared memory nothing; those blocks hold at most the kind's limit and fit twice an SM; on a GPU
-// model (RMS and layer norm's limits) and on one where blocks above 256 threads do not fit.
+// shared memory nothing; those blocks hold at most the kind's limit and fit twice an SM; clusters
+// hold rows of whole units only, every block some of the row; on a GPU model (RMS and layer
+// norm's limits) and on one where blocks above 256 threads do not fit.
 TEST(NormalizePlan, EveryRowIsCovered) {
   namespace sn = strata::detail::norm;
   sn::device_model small = sn::host_model(), layer = sn::host_model_for(norm_kind::layer);
@@ -198,6 +202,11 @@ TEST(NormalizePlan, EveryRowIsCovered) {
           const double row_bytes = double(units) * 16;
           ASSERT_GE(p.ahead, 1);
           ASSERT_NEAR(double(p.ahead) * row_bytes, std::max(model.prefetch_bytes, row_bytes), row_bytes / 2 + 1);
+        } else if (p.shape == sn::shape::cluster) {  // rows of whole units past a block's registers
+          ASSERT_EQ(held, units);
+          ASSERT_GT(held, index_t(model.row_group) * sn::max_vpt);
+          ASSERT_TRUE(p.block == p.group && p.parts >= 2 && p.parts <= model.max_cluster && p.ahead >= 1);
+          ASSERT_LT(index_t(p.parts - 1) * p.group * p.vpt, held);  // every block holds some of the row
         } else {  // streamed: whole blocks per chunk, and a lag of at least a row's chunks (no deadlock)
           ASSERT_EQ(p.block, p.group);
           ASSERT_GE(p.lag, p.parts);
@@ -311,6 +320,81 @@ TYPED_TEST(Normalize, ManyRowsAndVeryLongRows) {
   check<norm_kind::rms, T>(300, 40000, layout::matrix, true);
   check<norm_kind::layer, T>(2, index_t(1) << 22, layout::dense, true);
   check<norm_kind::rms, T>(2, index_t(1) << 22, layout::matrix, false);
+}
+
+// Rows of whole units held by clusters of blocks (shape::cluster): every cluster plan a sweep
+// weighs for them (a sample under the sanitizers and on the host backend), in strata's matrix and
+// dense, with and without gamma and beta, layer norm too (whose 16-bit rows the chooser streams
+// instead): each block's part and the merge of the parts' statistics in rank order. Plans for
+// rows they do not fit are refused.
+TYPED_TEST(Normalize, RowsHeldByClustersOfBlocks) {
+  using T = TypeParam;
+  namespace sn = strata::detail::norm;
+  STRATA_SEED_TRACE();
+  constexpr index_t L = sn::lanes<T>;
+  auto cluster_plans = [](index_t rows, index_t cols) {
+    strata::matrix<T> probe(1, cols);
+    const auto pv = probe.view();
+    const sn::args<T> a{pv.data, pv.data, nullptr, nullptr, rows, cols, pv.pitch, pv.pitch, 1e-5f};
+    std::vector<sn::plan> plans;
+    for (const sn::plan& p : sn::plans_considered<norm_kind::rms, T>(sn::needs_of(a)))
+      if (p.shape == sn::shape::cluster) plans.push_back(p);
+    return plans;
+  };
+  int ran = 0;
+  for (index_t units : {index_t(sn::block_max_group) * sn::max_vpt + 1, index_t(12000), index_t(16384), index_t(32768)}) {
+    const index_t cols = units * L;
+    const std::vector<sn::plan> plans = cluster_plans(3, cols);
+#if !defined(STRATA_BACKEND_CUDA)
+    ASSERT_FALSE(plans.empty()) << units << " units: no cluster plan weighed on the model GPU";
+#endif
+#if defined(STRATA_BACKEND_CUDA)
+    const std::size_t share = strata_test::under_sanitizer() ? 3 : plans.size();
+#else
+    const std::size_t share = 4;  // the emulation runs every thread of every block on two cores
+#endif
+    const std::size_t step = std::max<std::size_t>(1, plans.size() / share);
+    for (std::size_t i = 0; i < plans.size(); i += step) {
+      const sn::plan& p = plans[i];
+      SCOPED_TRACE(sn::describe(p));
+      check<norm_kind::layer, T>(3, cols, layout::matrix, true, 0, given::both, &p);
+      check<norm_kind::layer, T>(2, cols, layout::dense, true, 0, given::beta_only, &p);
+      check<norm_kind::rms, T>(3, cols, layout::dense, i % 2 == 0, 0, given::both, &p);
+      ++ran;
+    }
+    if (!plans.empty() && units == 12000) {
+      const cuda::std::span<const T> none;
+      strata::matrix<T> x(2, cols + 1), y(2, cols + 1);
+      // a partial last unit
+      EXPECT_THROW(sn::run_with<norm_kind::rms>(plans[0], x.const_view(), y.view(), none, none, 1e-6f), std::invalid_argument);
+      auto xs = x.const_view();
+      xs.cols = cols, xs.data += 1;  // whole units, one element off a 16-byte boundary
+      auto ys = y.view();
+      ys.cols = cols, ys.data += 1;
+      EXPECT_THROW(sn::run_with<norm_kind::rms>(plans[0], xs, ys, none, none, 1e-6f), std::invalid_argument);
+      sn::plan big = plans[0];  // more blocks than a cluster may have
+      big.parts = sn::max_cluster + 1, big.group = 32, big.vpt = 1;
+      EXPECT_THROW(sn::run_with<norm_kind::rms>(big, x.const_view(), y.view(), none, none, 1e-6f), std::invalid_argument);
+      sn::plan small = plans[0];  // fewer units than a row has
+      small.vpt = 1;
+      EXPECT_THROW(sn::run_with<norm_kind::rms>(small, x.const_view(), y.view(), none, none, 1e-6f), std::invalid_argument);
+    }
+  }
+  if (!strata_test::under_sanitizer()) {  // more rows than the GPU holds clusters at once
+#if defined(STRATA_BACKEND_CUDA)
+    const index_t rows = 400;
+#else
+    const index_t rows = 24;
+#endif
+    const index_t cols = 12000 * L;
+    for (const sn::plan& p : cluster_plans(rows, cols))
+      if (p.parts == 3) {
+        SCOPED_TRACE(sn::describe(p));
+        check<norm_kind::layer, T>(rows, cols, layout::matrix, true, 0, given::both, &p);
+        break;
+      }
+  }
+  if (ran == 0) GTEST_SKIP() << "this GPU runs no clusters of blocks (before sm_90)";
 }
 
 // Lowers the input size from which gamma and beta are copied per row offset, for one test.
@@ -521,4 +605,39 @@ TEST(NormalizePlan, RowsOfWholeUnitsTakeBlocksOf1024Threads) {
     }
     EXPECT_NE(sn::code_for(sn::choose(sn::row_units{4096, 4096, 0}, whole), true, false), sn::code::block);
   }
+}
+
+// Rows of whole units longer than a block of 1024 threads holds (8192 units) are held by a cluster
+// of the fewest blocks of at most 256 threads x 8 units, or of 512 threads where that takes more
+// than 8 blocks, up to 8 blocks of 512 (32768 units), and stream beyond; so do 16-bit layer norm's
+// at any length, rows with a partial unit, and rows on a device that runs no clusters.
+TEST(NormalizePlan, LongerRowsOfWholeUnitsTakeClustersUpToTheLimit) {
+  namespace sn = strata::detail::norm;
+  const index_t most = index_t(sn::max_group) * sn::max_vpt * sn::max_cluster;
+  for (norm_kind kind : {norm_kind::rms, norm_kind::layer})
+    for (int size : {4, 2}) {
+      const sn::device_model whole = sn::host_model_for(kind, true, false, size), tail = sn::host_model_for(kind, true, true, size);
+      const bool clusters = kind == norm_kind::rms || size == 4;
+      for (index_t units = 8193; units <= most + 5000; units += 997) {
+        const sn::plan p = sn::choose(sn::row_units{units, units, 0}, whole);
+        SCOPED_TRACE(std::to_string(units) + " units of " + std::to_string(size) + " bytes, " + (kind == norm_kind::rms ? "rms: " : "layer: ") +
+                     sn::describe(p));
+        if (!clusters || units > most) {
+          EXPECT_EQ(p.shape, sn::shape::streamed);
+          continue;
+        }
+        ASSERT_EQ(p.shape, sn::shape::cluster);
+        const index_t quarter = (units + 2047) / 2048, half = (units + 4095) / 4096;  // blocks of 256 and of 512 threads
+        EXPECT_EQ(p.parts, quarter <= sn::max_cluster ? quarter : half);
+        EXPECT_TRUE(p.group % 32 == 0 && p.group <= (quarter <= sn::max_cluster ? 256 : 512) && p.block == p.group);
+        EXPECT_GE(index_t(p.parts) * p.group * p.vpt, units);
+        EXPECT_LT(index_t(p.parts - 1) * p.group * p.vpt, units);  // every block holds some of the row
+        EXPECT_GE(p.ahead, 1);
+        EXPECT_EQ(sn::code_for(p, true, false), sn::code::block);
+        EXPECT_EQ(sn::choose(sn::row_units{units + 1, units, 3}, tail).shape, sn::shape::streamed);
+        sn::device_model none = whole;
+        none.max_cluster = 0;
+        EXPECT_EQ(sn::choose(sn::row_units{units, units, 0}, none).shape, sn::shape::streamed);
+      }
+    }
 }

@@ -1,7 +1,9 @@
 // The kernels of strata's row normalization (normalize.hpp): the reductions of a row's statistics
 // over a group of threads, the rows kernel (a group holds each row in registers, a block past them
-// in shared memory too) and the streamed kernel (longer rows, in chunks); with the helpers the host backend's
-// emulation shares. The plan that picks among them and the launch are in normalize.hpp.
+// in shared memory too), the block rows kernel (a block of up to 1024 threads or a cluster of
+// blocks per row of whole units) and the streamed kernel (longer rows, in chunks); with the helpers
+// the host backend's emulation shares. The plan that picks among them and the launch are in
+// normalize.hpp.
 #pragma once
 
 #include <strata/algorithm/norm_plan.hpp>
@@ -9,6 +11,10 @@
 #include <strata/config.hpp>
 
 #include <algorithm>
+
+#if defined(STRATA_BACKEND_CUDA)
+#include <cooperative_groups.h>
+#endif
 
 namespace strata {
 namespace detail::norm {
@@ -37,10 +43,12 @@ decltype(auto) with_vpt(int vpt, F&& f) {
 /// the extra per-warp sums than they gain (bench/results/nvidia-h200-2026-11-24-norm_stats.md).
 /// A block of more than max_group threads (block_rows_kernel) runs alone on its SM, so 16-bit rows
 /// merge there too: bf16 and fp16 layer norm of 32776-65536 elements ran 1.03-1.07x faster that
-/// way (bench/results/raw-2026-11-29-norm-misses/, call 5).
+/// way (bench/results/raw-2026-11-29-norm-misses/, call 5). So do the blocks of a cluster plan
+/// (`cluster`), which wait at a cluster barrier after their own: bf16 layer norm's cluster plans
+/// ran at a median 0.976x the time of two sums (bench/results/raw-2026-11-29-norm-cluster/, call 3).
 template <class T>
-STRATA_HD constexpr bool merges_warps(int G) {
-  return G > 32 && (sizeof(T) >= 4 || G > max_group);
+STRATA_HD constexpr bool merges_warps(int G, bool cluster = false) {
+  return G > 32 && (cluster || sizeof(T) >= 4 || G > max_group);
 }
 
 #if defined(STRATA_BACKEND_CUDA)
@@ -98,13 +106,14 @@ struct sum_slots {
 /// cancellation, the same bits in every thread).
 /// MostG: the largest group the calling kernel runs. Kernels whose groups never exceed max_group
 /// do not carry the merging code for 16-bit rows, which would take registers from their rows.
-template <norm_kind Kind, int MostG = max_group, class T, int V, bool Spill>
+/// Cluster: the group is a block of a cluster plan (merges_warps).
+template <norm_kind Kind, int MostG = max_group, bool Cluster = false, class T, int V, bool Spill>
 __device__ inline moments part_moments(const row_part<T, V, Spill>& part, float n, int G, sum_slots& slots) {
   if constexpr (Kind == norm_kind::rms) {
     return {n, 0.0f, group_sum(part.template sum<Kind>(), G, slots.sums[0])};
   } else {
-    constexpr bool may_merge = sizeof(T) >= 4 || MostG > max_group;
-    if (!may_merge || !merges_warps<T>(G)) {
+    constexpr bool may_merge = sizeof(T) >= 4 || MostG > max_group || Cluster;
+    if (!may_merge || !merges_warps<T>(G, Cluster)) {
       const float sum = group_sum(part.template sum<Kind>(), G, slots.sums[0]);
       const float mean = n > 0 ? sum / n : 0.0f;
       return {n, mean, group_sum(part.sum_squares(mean), G, slots.sums[1])};
@@ -188,33 +197,59 @@ __device__ inline vec::word16 load16_if(const vec::word16* p, bool pred) {
 /// from one pointer at 32-bit offsets, loaded by predicated instructions and stored without the
 /// rows kernel's per-unit tests of the row's layout (bench/results/raw-2026-11-29-norm-long/).
 /// The statistics are part_moments' (the host backend's emulation of code::whole computes the same).
-template <norm_kind Kind, class T, int V>
-__global__ void __launch_bounds__(block_max_group, 1) block_rows_kernel(args<T> a, index_t ahead) {
+/// Cluster == true (shape::cluster): a cluster of blocks per row, block q of C holding the units
+/// [q x chunk, (q + 1) x chunk) the same way. Each block pushes its part's statistics into every
+/// block's shared memory once all have started (a relaxed cluster barrier arrived at on entry),
+/// then one cluster barrier publishes them, and every block merges the C parts in rank order (the
+/// same bits in every block; the host backend merges in that order). No block touches another's
+/// shared memory after that barrier, so none waits for the others to finish.
+template <norm_kind Kind, class T, int V, bool Cluster = false>
+__global__ void __launch_bounds__(block_max_group, 1) block_rows_kernel(args<T> a, index_t ahead, int chunk) {
   __shared__ sum_slots slots;
   constexpr int L = lanes<T>;
   const int G = int(blockDim.x), t = int(threadIdx.x), units = int(a.cols / L);
-  const index_t r = blockIdx.x;
-  if (ahead > 0 && t == 0 && r + ahead < a.rows) prefetch_row(a.x + (r + ahead) * a.x_pitch, a.cols);
-  const vec::word16* x = reinterpret_cast<const vec::word16*>(a.x + r * a.x_pitch) + t;
+  int C = 1, q = 0;
+  if constexpr (Cluster) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    C = int(cooperative_groups::this_cluster().num_blocks()), q = int(cooperative_groups::this_cluster().block_rank());
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+#elif defined(__CUDA_ARCH__)
+    __trap();  // cluster plans are weighed only for kernels built for sm_90 and later (gpu_model)
+#endif
+  }
+  const index_t r = Cluster ? index_t(blockIdx.x) / C : index_t(blockIdx.x);
+  const int begin = q * chunk, end = Cluster ? std::min(units, begin + chunk) : units;
+  if (ahead > 0 && t == 0 && r + ahead < a.rows) prefetch_row(a.x + (r + ahead) * a.x_pitch + index_t(begin) * L, index_t(end - begin) * L);
+  const vec::word16* x = reinterpret_cast<const vec::word16*>(a.x + r * a.x_pitch) + begin + t;
   row_part<T, V> part;
-  part.first = t, part.step = G, part.k_hi = 0, part.extra_c = -1, part.extra = 0.0f;
+  part.first = begin + t, part.step = G, part.k_hi = 0, part.extra_c = -1, part.extra = 0.0f;
   STRATA_UNROLL
   for (int k = 0; k < V; ++k) {
-    const bool mine = t + k * G < units;
+    const bool mine = begin + t + k * G < end;
     part.w[k] = load16_if(x + k * G, mine);
     part.k_hi += mine ? 1 : 0;
   }
-  const moments m = part_moments<Kind, block_max_group>(part, float(a.cols), G, slots);
+  moments m = part_moments<Kind, block_max_group, Cluster>(part, float(index_t(end - begin) * L), G, slots);
+  if constexpr (Cluster) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    __shared__ moments parts[max_cluster];
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");  // every block has started: its shared memory is there
+    if (t < C) *cooperative_groups::this_cluster().map_shared_rank(&parts[q], t) = m;
+    asm volatile("barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;" ::: "memory");
+    m = parts[0];
+    for (int i = 1; i < C; ++i) m = merge<Kind>(m, parts[i]);
+#endif
+  }
   float mean, rstd;
   finish<Kind>(m, a.cols, a.eps, mean, rstd);
-  vec::word16* y = reinterpret_cast<vec::word16*>(a.y + r * a.y_pitch) + t;
+  vec::word16* y = reinterpret_cast<vec::word16*>(a.y + r * a.y_pitch) + begin + t;
   using part_t = row_part<T, V>;
   STRATA_UNROLL
   for (int k = 0; k < V; ++k) {
-    if (t + k * G >= units) break;
+    if (begin + t + k * G >= end) break;
     float f[L], gf[L], bf[L];
     unpack_kept<T>(part.w[k], f);
-    const int c0 = (t + k * G) * L;
+    const int c0 = (begin + t + k * G) * L;
     part_t::template affine<true, part_t::given::maybe>(a.gamma, c0, 1.0f, gf);
     part_t::template affine<true, part_t::given::maybe>(a.beta, c0, 0.0f, bf);
     STRATA_UNROLL

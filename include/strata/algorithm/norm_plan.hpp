@@ -23,6 +23,9 @@ enum class shape : int {
              ///< row holding `spill` more units a thread in shared memory where spill > 0)
   streamed,  ///< rows in chunks of `group` x `vpt` units: statistics items, then normalize items
              ///< `lag` items later that read the chunk again from L2 (x leaves DRAM once)
+  cluster,   ///< rows of whole units held by a cluster of `parts` blocks, block q holding the
+             ///< units [q, q + 1) x `group` x `vpt` in registers; the blocks merge their
+             ///< statistics through distributed shared memory (sm_90 and later)
 };
 
 struct plan {
@@ -30,7 +33,7 @@ struct plan {
   int group = 32;   // threads per row, or per chunk (streamed): a power of two up to 32, else a multiple of 32
   int vpt = 1;      // 16-byte units per thread, 1 .. max_vpt
   int block = 128;  // threads per block
-  int parts = 1;    // streamed: chunks per row
+  int parts = 1;    // streamed: chunks per row; cluster: blocks per row (the cluster's size)
   int grid = 0;     // streamed: blocks launched
   index_t lag = 0;  // streamed: items between a chunk's statistics and its normalization
   index_t ahead = 0;  // rows: a group first asks L2 for the row this many rows past its own (0: none)
@@ -41,6 +44,7 @@ inline constexpr int max_vpt = 8;         // units per thread: 32 registers of r
 inline constexpr int max_group = 512;     // threads per block: more leave too few registers a thread
 inline constexpr int block_max_group = 1024;  // rows of whole units (block_rows_kernel): a block of up to 1024 threads
 inline constexpr int small_block = 128;   // a block of rows whose group is at most a warp
+inline constexpr int max_cluster = 8;     // blocks of a cluster plan: the portable limit (16 ran slower than streaming)
 
 /// Dynamic shared memory of a plan's blocks: the units they hold past their registers.
 inline std::size_t spill_bytes(const plan& p) { return std::size_t(p.spill) * std::size_t(p.block) * 16; }
@@ -54,7 +58,7 @@ inline std::size_t spill_bytes(const plan& p) { return std::size_t(p.spill) * st
 inline constexpr int layer_max_spill = 2, rms_max_spill = 8;
 
 inline std::string describe(const plan& p) {
-  static const char* names[] = {"rows", "streamed"};
+  static const char* names[] = {"rows", "streamed", "cluster"};
   return std::string(names[int(p.shape)]) + " group=" + std::to_string(p.group) + " vpt=" + std::to_string(p.vpt) +
          " block=" + std::to_string(p.block) + (p.parts > 1 ? " parts=" + std::to_string(p.parts) : "") +
          (p.shape == norm::shape::streamed ? " grid=" + std::to_string(p.grid) + " lag=" + std::to_string(p.lag) : "") +
@@ -140,6 +144,10 @@ struct device_model {
   /// rows of whole units, which a block of up to 1024 threads holds (block_rows_kernel),
   /// max_group otherwise (such rows go partly to shared memory or stream).
   int row_group = max_group;
+  /// The most blocks of a cluster plan (a row held by several blocks that merge through distributed
+  /// shared memory): 0 where the device or the rows allow none (before sm_90; rows not of whole
+  /// units, which the cluster kernel does not take; cluster_limit of the kind and element size).
+  int max_cluster = 0;
   /// Dynamic shared memory a block of the shared-memory plan may take: the device's opt-in limit
   /// per block less the kernel's static shared memory, capped at the most any plan needs (64 KiB,
   /// which GPUs before sm_70, and sm_75 beside static shared memory, do not give). Plans needing
@@ -148,18 +156,19 @@ struct device_model {
   std::function<int(const plan&)> blocks_per_sm;
 };
 
-/// The rows nearest the device's prefetch bytes (at least one): a row plan's `ahead`. Streamed
+/// The rows nearest the device's prefetch bytes (at least one): a row or cluster plan's `ahead`
+/// (each block of a cluster asks for its part of that row). Streamed
 /// plans prefetch nothing: chunks prefetched by their statistics items ran 1-8% slower at every
 /// distance from 1 to 8 MB (the same file); nor do blocks holding rows partly in shared memory
 /// (3-10% slower, bench/results/raw-2026-11-28-norm-wide/wide-1.txt).
 inline void set_ahead(plan& p, index_t units, const device_model& dev) {
-  if (p.shape != norm::shape::rows || p.spill > 0 || dev.prefetch_bytes <= 0) return;
+  if (p.shape == norm::shape::streamed || p.spill > 0 || dev.prefetch_bytes <= 0) return;
   p.ahead = std::max<index_t>(1, index_t(std::llround(dev.prefetch_bytes / (double(units) * 16.0))));
 }
 
 /// Row bytes a plan keeps resident on one SM, counting only units inside rows.
 inline double resident_bytes(const plan& p, index_t units, int blocks) {
-  const double rows_per_block = p.shape == norm::shape::rows ? double(p.block / p.group) : 1.0 / p.parts;
+  const double rows_per_block = p.shape == norm::shape::rows ? double(p.block / p.group) : 1.0 / p.parts;  // cluster: a part of a row
   return double(blocks) * rows_per_block * double(units) * 16.0;
 }
 
@@ -216,6 +225,56 @@ inline std::vector<plan> wide_candidates(index_t units, const device_model& dev)
   return out;
 }
 
+/// The most blocks of a cluster plan for rows of this kind and element size (fit_to_rows). A
+/// cluster's blocks each wait at the cluster barrier for the slowest of them while holding their
+/// part of the row, which costs more the more blocks there are: in a probe of RMS norm, fp32 blocks
+/// of 512 threads x 8 units ran at 0.962 of a copy alone and at 0.944, 0.921, 0.876 and 0.807 in
+/// clusters of 2, 4, 8 and 16 (bench/results/raw-2026-11-29-norm-cluster/, call 2,
+/// cluster_probe.cu). Against streaming such rows (calls 1 and 3): RMS norm and fp32 layer norm in
+/// clusters of up to 8 ran 1.02-1.14x faster at 16384-32768 units, in clusters of 16 no faster or
+/// slower; 16-bit layer norm, whose blocks issue about twice the instructions per byte and so
+/// differ more in when they reach the barrier, ran 1.02-1.10x slower in clusters of 4-8 and streams.
+inline constexpr int cluster_limit(bool layer, int element_size) { return layer && element_size < 4 ? 0 : max_cluster; }
+
+/// Cluster plans for rows of `units` whole units longer than a block of the model's row group
+/// holds in registers: for each cluster size from 2 to the model's limit, the row plans of whole
+/// warps (at most max_group threads) for a block's share of the row, where every block holds some
+/// of it and the device runs such a cluster (sweeps time them all; choose() takes cluster_plan).
+inline std::vector<plan> cluster_candidates(index_t units, const device_model& dev) {
+  std::vector<plan> out;
+  if (units <= index_t(dev.row_group) * max_vpt) return out;
+  for (int c = 2; c <= dev.max_cluster; ++c)
+    for (plan p : row_candidates((units + c - 1) / c, 32)) {
+      if (index_t(c - 1) * p.group * p.vpt >= units) continue;
+      p.shape = norm::shape::cluster, p.parts = c, p.block = p.group;
+      if (dev.blocks_per_sm(p) > 0) out.push_back(p);
+    }
+  return out;
+}
+
+/// The cluster plan for such rows: the fewest blocks of at most max_group / 2 threads x max_vpt
+/// units that hold the row, or of max_group threads where those would take more blocks than the
+/// model allows; each block holds its share with the most units a thread. Smaller blocks share
+/// an SM four ways, so one waiting at the cluster barrier leaves three others' loads in flight:
+/// at 12288-16384 units they ran 1.00-1.07x faster than half as many blocks of 512 threads
+/// (bench/results/raw-2026-11-29-norm-cluster/, calls 1 and 4). None past the model's limit or where the
+/// device runs no such cluster.
+inline bool cluster_plan(index_t units, const device_model& dev, plan& out) {
+  if (units <= index_t(dev.row_group) * max_vpt) return false;
+  for (int threads : {max_group / 2, max_group}) {
+    const index_t per_block = index_t(threads) * max_vpt, c = (units + per_block - 1) / per_block;
+    if (c < 2 || c > dev.max_cluster) continue;
+    const std::vector<plan> rows = row_candidates((units + c - 1) / c, 32, threads);
+    if (rows.empty()) continue;
+    plan p = rows.back();
+    p.shape = norm::shape::cluster, p.parts = int(c), p.block = p.group;
+    if (dev.blocks_per_sm(p) <= 0) continue;
+    out = p;
+    return true;
+  }
+  return false;
+}
+
 /// What a plan must cover for rows of some length: the units a row spans (a streamed row's chunks
 /// run over them), the whole units among them (what a row plan's slots hold; at least 1) and the
 /// elements of the partial first and last units (fewer than 2 x 16 bytes), which a group's first
@@ -228,11 +287,9 @@ struct row_units {
 /// The plan for such rows: among the row plans holding the whole units and scoring within the
 /// model's score_share (row_score_share) of the best, the one with the fewest units a thread;
 /// rows longer than a block holds in registers are held by a block with the rest in shared memory
-/// up to the kind's limit (wide_candidates), and streamed beyond it (blocks of 128 threads and
-/// more hold any row's partial elements). Streamed plans measured within a few percent of
-/// clusters of blocks and of co-resident blocks per row at 16388-32768 elements and ahead of them
-/// beyond (bench/results/raw-2026-11-23-norm/call5-long-rows-streamed-vs-cluster-split.json),
-/// with no limit on row length.
+/// up to the kind's limit (wide_candidates), rows of whole units longer than that by a cluster of
+/// blocks up to the model's cluster limit (cluster_plan), and streamed beyond (blocks of 128
+/// threads and more hold any row's partial elements; no limit on row length).
 inline plan choose(const row_units& u, const device_model& dev) {
   plan best;
   double best_score = -1;
@@ -256,6 +313,7 @@ inline plan choose(const row_units& u, const device_model& dev) {
   if (best_score < 0) {
     if (const std::vector<plan> wide = wide_candidates(u.held, dev); !wide.empty()) best = wide.front(), best_score = 1;
   }
+  if (best_score < 0 && u.held == u.spanned && cluster_plan(u.held, dev, best)) best_score = 1;
   if (best_score < 0) consider(streamed_candidates(u.spanned, dev));
   if (best_score < 0) throw std::runtime_error("strata: normalization: no kernel configuration fits this device");
   set_ahead(best, u.spanned, dev);
@@ -269,6 +327,7 @@ inline std::vector<plan> considered(const row_units& u, const device_model& dev)
     out = wide_candidates(u.held, dev);
     for (const plan& p : streamed_candidates(u.spanned, dev)) out.push_back(p);
   }
+  for (const plan& p : cluster_candidates(u.held, dev)) out.push_back(p);
   for (plan& p : out) set_ahead(p, u.spanned, dev);
   return out;
 }
@@ -277,6 +336,7 @@ inline std::vector<plan> considered(const row_units& u, const device_model& dev)
 /// of shared memory) and a kernel that takes 32 registers plus 4 per unit a thread holds.
 inline device_model host_model() {
   device_model m;
+  m.max_cluster = max_cluster;
   m.blocks_per_sm = [](const plan& p) {
     const int regs = 32 + 4 * p.vpt, smem = 1024 + p.spill * p.block * 16;  // 228 KiB of shared memory an SM
     return std::max(0, std::min({32, 2048 / p.block, 65536 / (p.block * regs), 228 * 1024 / smem}));

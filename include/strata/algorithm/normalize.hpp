@@ -3,8 +3,9 @@
 // (y = x / sqrt(mean(x^2) + eps) * gamma), fp32 / bf16 / fp16 storage, fp32 arithmetic, gamma and
 // beta optional. Each row is read from device memory once and held in registers, in 16-byte units
 // on 16-byte boundaries (norm_row.hpp): by a group of threads per row; rows somewhat longer than a
-// block holds in registers by a block with the rest in shared memory; longer rows in chunks whose
-// statistics are merged before the chunks are read again from L2.
+// block holds in registers by a block with the rest in shared memory, or, rows of whole units, by a
+// cluster of blocks that merge their statistics through distributed shared memory (sm_90); longer
+// rows in chunks whose statistics are merged before the chunks are read again from L2.
 // The configuration comes from the row length, the dtype and the device (norm_plan.hpp, the
 // occupancy API); the path taken is returned. The kernels are in norm_kernels.hpp.
 #pragma once
@@ -36,11 +37,13 @@ namespace detail::norm {
 
 /// Which code a plan runs: the whole-unit code where every row starts on a 16-byte boundary, y's
 /// rows lie as x's and gamma and beta on 16-byte boundaries (whole_units, in_phase), which for a
-/// row held by a block of more than max_group threads is block_rows_kernel (code::block); for such
+/// row held by a block of more than max_group threads or by a cluster of blocks is
+/// block_rows_kernel (code::block; cluster plans take no other rows); for such
 /// rows ending in a partial unit, the rows kernel's variant holding its elements (blocks partly in
 /// shared memory and streamed chunks take the general code for them); the general code otherwise.
 enum class code { general, whole, whole_tail, block };
 inline code code_for(const plan& p, bool whole, bool tail) {
+  if (p.shape == norm::shape::cluster) return whole && !tail ? code::block : code::general;  // run() refuses the latter
   if (!whole) return code::general;
   if (!tail) return p.shape == norm::shape::rows && p.spill == 0 && p.group > max_group ? code::block : code::whole;
   return p.shape == norm::shape::rows && p.spill == 0 ? code::whole_tail : code::general;
@@ -48,11 +51,12 @@ inline code code_for(const plan& p, bool whole, bool tail) {
 
 /// What a device model takes from the rows, the same on the GPU (gpu_model) and the host backend
 /// (host_model_for): the kind's limit on units held in shared memory, blocks of up to
-/// block_max_group threads per row for rows of whole units (whole and not tail), and the score
-/// share of the element size.
+/// block_max_group threads per row and clusters of blocks for rows of whole units (whole and not
+/// tail) only, and the score share of the element size.
 inline void fit_to_rows(device_model& m, norm_kind kind, bool whole, bool tail, int element_size) {
   m.max_spill = kind == norm_kind::layer ? layer_max_spill : rms_max_spill;
   m.row_group = whole && !tail ? block_max_group : max_group;
+  m.max_cluster = whole && !tail ? std::min(m.max_cluster, cluster_limit(kind == norm_kind::layer, element_size)) : 0;
   m.score_share = row_score_share(element_size);
 }
 
@@ -67,6 +71,7 @@ const void* kernel_of(const plan& p, code c) {
   if (p.spill > 0)
     return whole ? reinterpret_cast<const void*>(&rows_kernel<Kind, T, max_vpt, true, true>)
                  : reinterpret_cast<const void*>(&rows_kernel<Kind, T, max_vpt, false, true>);
+  if (p.shape == norm::shape::cluster) return reinterpret_cast<const void*>(&block_rows_kernel<Kind, T, V, true>);
   if (c == code::block) return reinterpret_cast<const void*>(&block_rows_kernel<Kind, T, V>);
   if (c == code::whole_tail) return reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, true, false, true>);
   return whole ? reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, true>) : reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, false>);
@@ -91,6 +96,41 @@ inline std::size_t allow_spill(const void* kernel) {
   if (limit > 48 * 1024 - attr.sharedSizeBytes)  // past the default limit, which needs no attribute
     cuda_check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(limit)), "cudaFuncSetAttribute (normalization)");
   return allowed.emplace(key, limit).first->second;
+}
+
+/// The launch configuration of a cluster plan's kernel: `blocks` blocks of `threads`, `size` to a
+/// cluster.
+struct cluster_launch {
+  cudaLaunchConfig_t config{};
+  cudaLaunchAttribute attribute{};
+  cluster_launch(unsigned blocks, int threads, int size, cudaStream_t stream) {
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = unsigned(size), attribute.val.clusterDim.y = 1, attribute.val.clusterDim.z = 1;
+    config.gridDim = dim3(blocks), config.blockDim = dim3(unsigned(threads)), config.stream = stream;
+    config.attrs = &attribute, config.numAttrs = 1;
+  }
+};
+
+/// Blocks of a cluster plan's kernel an SM holds where the current device runs clusters of `size`
+/// such blocks (the clusters it holds at once, as blocks per SM, at least 1), 0 where it runs none
+/// (a device before sm_90, a kernel built for an earlier architecture). Once per device, kernel,
+/// block and size.
+inline int cluster_blocks_per_sm(const void* kernel, int threads, int size) {
+  static std::mutex m;
+  static std::map<std::tuple<int, const void*, int, int>, int> cache;
+  std::lock_guard<std::mutex> lock(m);
+  const auto key = std::make_tuple(current_device(), kernel, threads, size);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  int fits = 0;
+  cudaFuncAttributes attr{};
+  if (cudaFuncGetAttributes(&attr, kernel) == cudaSuccess && attr.ptxVersion >= 90) {
+    const cluster_launch launch(unsigned(size) * 64, threads, size, nullptr);
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.config) == cudaSuccess && clusters > 0)
+      fits = std::max(1, int(std::lround(double(clusters) * size / current_device_shape().sms)));
+  }
+  (void)cudaGetLastError();  // a refusal above is an answer, not an error of the caller's
+  return cache.emplace(key, fits).first->second;
 }
 
 /// The current GPU's memory bandwidth in bytes per second, from its memory clock and bus width
@@ -118,6 +158,9 @@ device_model gpu_model(bool whole, bool tail) {
   int l2 = 0;
   if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, current_device()) == cudaSuccess && l2 > 0) m.l2_bytes = l2;
   else (void)cudaGetLastError();
+  int major = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, current_device()) == cudaSuccess && major >= 9) m.max_cluster = max_cluster;
+  else (void)cudaGetLastError();
   fit_to_rows(m, Kind, whole, tail, int(sizeof(T)));
   plan wide;
   wide.spill = 1;
@@ -126,6 +169,7 @@ device_model gpu_model(bool whole, bool tail) {
     return with_vpt(p.vpt, [&]<int V>() {
       const void* k = kernel_of<Kind, T, V>(p, code_for(p, whole, tail));
       if (p.spill > 0 && spill_bytes(p) > allow_spill(k)) return 0;
+      if (p.shape == norm::shape::cluster) return cluster_blocks_per_sm(k, p.block, p.parts);
       return strata::detail::blocks_per_sm(k, p.block, spill_bytes(p));
     });
   };
@@ -162,11 +206,18 @@ void launch(const plan& p, const args<T>& a, code c, stream_t stream) {
     if (whole) rows_kernel<Kind, T, max_vpt, true, true><<<unsigned(a.rows), p.block, spill_bytes(p), stream>>>(a, p.group, p.ahead, p.spill);
     else rows_kernel<Kind, T, max_vpt, false, true><<<unsigned(a.rows), p.block, spill_bytes(p), stream>>>(a, p.group, p.ahead, p.spill);
     check_launch("normalization kernel (rows partly in shared memory)");
+  } else if (p.shape == norm::shape::cluster) {  // run() has checked that the rows are whole units
+    check_blocks(a.rows * p.parts, a.rows);
+    with_vpt(p.vpt, [&]<int V>() {
+      const cluster_launch l(unsigned(a.rows * p.parts), p.block, p.parts, stream);
+      cuda_check(cudaLaunchKernelEx(&l.config, &block_rows_kernel<Kind, T, V, true>, a, p.ahead, p.group * V),
+                 "normalization kernel (rows held by clusters of blocks)");
+    });
   } else if (p.shape == norm::shape::rows) {
     const index_t per_block = p.block / p.group, blocks = (a.rows + per_block - 1) / per_block;
     check_blocks(blocks, a.rows);
     with_vpt(p.vpt, [&]<int V>() {
-      if (c == code::block) block_rows_kernel<Kind, T, V><<<unsigned(blocks), p.block, 0, stream>>>(a, p.ahead);
+      if (c == code::block) block_rows_kernel<Kind, T, V><<<unsigned(blocks), p.block, 0, stream>>>(a, p.ahead, 0);
       else if (c == code::whole_tail) rows_kernel<Kind, T, V, true, false, true><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group, p.ahead, 0);
       else if (whole) rows_kernel<Kind, T, V, true><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group, p.ahead, 0);
       else rows_kernel<Kind, T, V, false><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group, p.ahead, 0);
@@ -219,7 +270,7 @@ moments host_butterfly(std::vector<moments> lane) {
 }
 /// part_moments() for a part's threads held in an array.
 template <norm_kind Kind, class T, int V, bool Spill>
-moments host_part_moments(const row_part<T, V, Spill>* th, float n, int G) {
+moments host_part_moments(const row_part<T, V, Spill>* th, float n, int G, bool cluster) {
   // value(thread) of threads [first, first + width), summed as a group of that width sums it.
   auto sum_of = [&](int first, int width, auto value) {
     std::vector<float> lane(static_cast<std::size_t>(width));
@@ -229,7 +280,7 @@ moments host_part_moments(const row_part<T, V, Spill>* th, float n, int G) {
   if constexpr (Kind == norm_kind::rms) {
     return {n, 0.0f, sum_of(0, G, [](const auto& t) { return t.template sum<Kind>(); })};
   } else {
-    if (!merges_warps<T>(G)) {
+    if (!merges_warps<T>(G, cluster)) {
       const float sum = sum_of(0, G, [](const auto& t) { return t.template sum<Kind>(); });
       const float mean = n > 0 ? sum / n : 0.0f;
       return {n, mean, sum_of(0, G, [&](const auto& t) { return t.sum_squares(mean); })};
@@ -278,9 +329,12 @@ void host_row(const plan& p, const args<T>& a, code c, index_t r) {
         if (c == code::whole_tail) th[t].load_tail(xrow, a.cols, begin, s.units, t, begin < end);
       }
     }
-    part_stats[std::size_t(q)] = host_part_moments<Kind>(th, p.shape == norm::shape::rows ? float(a.cols) : elements_in<T>(s, begin, end), G);
+    part_stats[std::size_t(q)] = host_part_moments<Kind>(th, p.shape == norm::shape::rows ? float(a.cols) : elements_in<T>(s, begin, end), G,
+                                                   p.shape == norm::shape::cluster);
   }
   moments m = part_stats[0];
+  if (p.shape == norm::shape::cluster)  // every block merges the parts in rank order
+    for (int q = 1; q < parts; ++q) m = merge<Kind>(m, part_stats[std::size_t(q)]);
   if (p.shape == norm::shape::streamed) {
     std::vector<moments> lane(32, moments{0.0f, 0.0f, 0.0f});
     for (int q = 0; q < parts; ++q) lane[std::size_t(q % 32)] = merge<Kind>(lane[std::size_t(q % 32)], part_stats[std::size_t(q)]);
@@ -469,6 +523,12 @@ path run(const char* op, matrix_view<const T> x, matrix_view<T> y, cuda::std::sp
       throw std::invalid_argument("strata: normalization plan \"" + describe(p) + "\" holds " + std::to_string(spill_bytes(p)) +
                                   " bytes of a row in shared memory a block; this device allows " + std::to_string(limit));
   }
+  if (p.shape == norm::shape::cluster && (code_for(p, needs.whole, needs.tail) != code::block || p.parts < 1 || p.parts > max_cluster ||
+                                         index_t(p.parts) * p.group * p.vpt < needs.units.held))
+    throw std::invalid_argument("strata: normalization plan \"" + describe(p) + "\" (at most " + std::to_string(max_cluster) +
+                                " blocks a cluster) needs rows of at most " +
+                                std::to_string(index_t(p.parts) * p.group * p.vpt) + " whole 16-byte units on 16-byte boundaries; these rows span " +
+                                std::to_string(needs.units.spanned) + " units" + (needs.whole && !needs.tail ? "" : ", not all whole or not in phase"));
   std::optional<scratch_block> copies;  // given back in stream order after the launch
   affine_copies(a, copies, stream);
   a.vec_rows = vec_rows(a);
