@@ -36,7 +36,7 @@ struct plan {
   int parts = 1;    // streamed: chunks per row; cluster: blocks per row (the cluster's size)
   int grid = 0;     // streamed: blocks launched
   index_t lag = 0;  // streamed: items between a chunk's statistics and its normalization
-  index_t ahead = 0;  // rows: a group first asks L2 for the row this many rows past its own (0: none)
+  index_t ahead = 0;  // rows, cluster: a group first asks L2 for the row this many rows past its own (0: none)
   int spill = 0;      // rows: units a thread holds in shared memory past its vpt in registers
 };
 
