@@ -1,10 +1,10 @@
 // Layer and RMS normalization against a double-precision reference: fp32, bf16 and fp16; row
 // lengths from 1 to 2^22 elements that cross every configuration the chooser can pick (groups
-// within a warp, blocks, long rows streamed in chunks); strata's padded matrix, dense
-// rows someone else owns (guard elements after them must stay as they were), a strided slice whose
-// rows start at every offset from 16-byte boundaries, an output that lies at another offset than
-// the input (element stores), gamma and beta off their boundaries, in place; with and without
-// gamma and beta. Every output element is checked. The chooser is checked to cover every row.
+// within a warp, blocks, long rows streamed in chunks); strata's padded matrix (its padding stays
+// zero), dense rows someone else owns (guard elements after them must stay as they were), a
+// strided slice whose rows start at every offset from 16-byte boundaries, an output that lies at
+// another offset than the input (element stores), gamma and beta off their boundaries, in place;
+// with and without gamma and beta. Every output element is checked. The chooser is checked to cover every row.
 #include <strata/algorithm/normalize.hpp>
 
 #include "common/testing.hpp"
@@ -99,6 +99,13 @@ void check(index_t rows, index_t cols, layout l, bool affine, int affine_offset 
   std::vector<T> y(x.size());
   if (l == layout::matrix) {
     my.copy_to_host(y.data());
+    // The matrix's padding stays zero (a partial last unit is stored whole, zeros past the row).
+    std::vector<T> raw(static_cast<std::size_t>(rows * my.pitch()));
+    strata::copy_bytes(raw.data(), yv.data, raw.size() * sizeof(T));
+    const T zero = strata::from_float<T>(0.0f);
+    for (index_t r = 0; r < rows; ++r)
+      for (index_t c = cols; c < my.pitch(); ++c)
+        ASSERT_EQ(std::memcmp(&raw[std::size_t(r * my.pitch() + c)], &zero, sizeof(T)), 0) << "padding of row " << r << " at " << c << " written";
   } else {
     std::vector<T> back(foreign_out.size());
     strata::copy_bytes(back.data(), yv.data, back.size() * sizeof(T));

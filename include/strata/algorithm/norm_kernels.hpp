@@ -166,7 +166,14 @@ __global__ void __launch_bounds__(max_group, 2) rows_kernel(args<T> a, int G, in
     if (!live) return;
     float mean, rstd;
     finish<Kind>(m, a.cols, a.eps, mean, rstd);
-    part.template write<Kind, true, true>(a.y + r * a.y_pitch, a.gamma, a.beta, row_span{a.cols, 0, 0, 0, 0}, mean, rstd);
+    part.template write<Kind, true, true>(a.y + r * a.y_pitch, a.gamma, a.beta, row_span{a.cols, 0, 0, 0, 0}, mean, rstd, 0, !(Tail && a.pad_tail));
+    if constexpr (Tail) {
+      if (a.pad_tail) {  // the partial unit written whole by one store instruction: its elements, zeros past the row
+        T* unit = a.y + r * a.y_pitch + a.cols / lanes<T> * lanes<T>;
+        for (int e = t; e < lanes<T>; e += G)
+          unit[e] = from_float<T>(e == t && part.extra_c >= 0 ? part.tail_value(a.gamma, a.beta, mean, rstd) : 0.0f);
+      }
+    }
   } else {
     const row_span s = span_of(xrow, a.cols);
     part.load(xrow, s, 0, s.units, t, G, live);

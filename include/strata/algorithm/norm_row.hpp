@@ -40,6 +40,13 @@ struct args {
   /// beta's as vectors (at its offset's copy, or gamma and beta lying as all rows do): set per
   /// call, so a row whose start moves skips the tests of write_part.
   bool vec_rows = false;
+  /// y's rows own their padding up to the next 16-byte boundary (strata's matrix, rows on 16-byte
+  /// boundaries ending in a partial unit): the rows kernel writes that unit whole, zeros past the
+  /// row, so that the rows' bytes form one contiguous range. Rows that leave a gap in a 32-byte
+  /// sector cost more than their bytes: on the H200, bf16 layer and RMS norm of rows of 1025 in a
+  /// matrix ran 1.03x and 1.04x faster with the unit written whole
+  /// (bench/results/raw-2026-11-29-norm-sector/).
+  bool pad_tail = false;
 };
 
 template <class T>
@@ -384,8 +391,10 @@ struct row_part {
   /// and beta are given is settled once per call: each case writes its units with the missing one
   /// folded to a constant: testing for it and filling it per unit would take about a third of a
   /// 16-bit row's write pass, which keeps 65-80% of an H200 SM's issue slots busy.
+  /// extra == false: the thread's element past its units is left to the caller (tail_value).
   template <norm_kind Kind, bool VecOut, bool VecAffine>
-  STRATA_HD void write(T* yrow, const T* gamma, const T* beta, const row_span& s, float mean, float rstd, cache_policy policy = 0) const {
+  STRATA_HD void write(T* yrow, const T* gamma, const T* beta, const row_span& s, float mean, float rstd, cache_policy policy = 0,
+                       bool extra = true) const {
     if constexpr (VecAffine) {
       if (gamma) {
         if (beta) write_units<Kind, VecOut, true, given::yes, given::yes>(yrow, gamma, beta, s, mean, rstd, policy);
@@ -397,10 +406,12 @@ struct row_part {
     } else {
       write_units<Kind, VecOut, false, given::maybe, given::maybe>(yrow, gamma, beta, s, mean, rstd, policy);
     }
-    if (extra_c >= 0) {
-      const float g = gamma ? to_float(gamma[extra_c]) : 1.0f, b = beta ? to_float(beta[extra_c]) : 0.0f;
-      yrow[extra_c] = from_float<T>((extra - mean) * (rstd * g) + b);
-    }
+    if (extra && extra_c >= 0) yrow[extra_c] = from_float<T>(tail_value(gamma, beta, mean, rstd));
+  }
+  /// The thread's element past its units, normalized (extra_c >= 0).
+  STRATA_HD float tail_value(const T* gamma, const T* beta, float mean, float rstd) const {
+    const float g = gamma ? to_float(gamma[extra_c]) : 1.0f, b = beta ? to_float(beta[extra_c]) : 0.0f;
+    return (extra - mean) * (rstd * g) + b;
   }
 
   /// Whether write_units is handed gamma (or beta): known present, known absent, or tested per unit.

@@ -346,6 +346,8 @@ void host_row(const plan& p, const args<T>& a, code c, index_t r) {
     if (c != code::general) th.template write<Kind, true, true>(a.y + r * a.y_pitch, a.gamma, a.beta, row_span{a.cols, 0, 0, 0, 0}, mean, rstd);
     else write_part<Kind>(th, a, xrow, a.y + r * a.y_pitch, s, mean, rstd);
   }
+  if (c == code::whole_tail && a.pad_tail)  // the partial unit written whole (rows_kernel)
+    for (index_t e = a.cols; e % lanes<T> != 0; ++e) a.y[r * a.y_pitch + e] = from_float<T>(0.0f);
 }
 
 template <norm_kind Kind, class T>
@@ -532,6 +534,7 @@ path run(const char* op, matrix_view<const T> x, matrix_view<T> y, cuda::std::sp
   std::optional<scratch_block> copies;  // given back in stream order after the launch
   affine_copies(a, copies, stream);
   a.vec_rows = vec_rows(a);
+  a.pad_tail = y.owns_padding && needs.whole && needs.tail;
 #if defined(STRATA_BACKEND_CUDA)
   launch<Kind>(p, a, code_for(p, needs.whole, needs.tail), stream);
 #else
