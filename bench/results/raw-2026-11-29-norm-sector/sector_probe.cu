@@ -61,8 +61,8 @@ int main() {
   const long total = 128l << 20;
   printf("| row bytes | pitch | rows | copy of the rows' bytes (cudaMemcpy) ms | row ends written as they are ms | sector filled ms | x copy, as they are | x copy, filled |\n");
   printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-  for (long rb : {2048l, 2050l, 2064l, 2080l, 4096l, 4100l, 4112l, 8194l, 8208l, 1000l, 1026l, 1040l}) {
-    for (long pitch : {(rb + 15) / 16 * 16, (rb + 127) / 128 * 128}) {
+  for (long rb : {2048l, 2050l, 2064l, 2080l, 4096l, 4100l, 4112l, 4128l, 8194l, 8208l, 16388l, 16400l}) {
+    for (long pitch : {(rb + 15) / 16 * 16, (rb + 31) / 32 * 32, (rb + 127) / 128 * 128}) {
       const long rows = total / rb;
       const float c = time([&] { cudaMemcpyAsync(y, x, size_t(rows * rb), cudaMemcpyDeviceToDevice); });
       const float a = time([&] { copy_rows<0><<<unsigned(rows), 128>>>(x, y, rb, pitch); });
