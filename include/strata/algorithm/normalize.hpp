@@ -556,7 +556,8 @@ path run_with(const plan& p, matrix_view<const T> x, matrix_view<T> y, cuda::std
 /// Layer normalization of every row of x into y (same shape; any pitch, in place is fine):
 /// y = (x - mean) / sqrt(var + eps) * gamma + beta, mean and variance over the row in fp32.
 /// gamma and beta hold x.cols elements, or are empty (1 and 0). Stream ordered. Rows move in
-/// 16-byte units on 16-byte boundaries, a row's partial first and last units element by element.
+/// 16-byte units on 16-byte boundaries, a row's partial first and last units element by element
+/// (a matrix's rows held by one group each write the last one whole, zeros in the padding it owns).
 /// Returns path::vectorized when y's rows lie like x's relative to 16-byte boundaries (whole units
 /// stored as vectors), path::scalar when they do not and y is written element by element.
 template <class T>
