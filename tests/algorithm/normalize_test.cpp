@@ -429,6 +429,49 @@ TYPED_TEST(Normalize, RowsReadGammaAndBetaCopiedPerOffset) {
   check<norm_kind::rms, T>(40, 20001, layout::strided, true);
 }
 
+// A matrix row that ends inside a 16-byte unit, held by the rows kernel, has that unit written
+// whole: the elements past the row (the matrix's own padding) come back zero even where they were
+// not, so its rows' bytes are written as one range. (The padding is zero by the matrix's contract;
+// the test fills it first to see the store.)
+TYPED_TEST(Normalize, MatrixRowsEndingInAPartialUnitWriteItWhole) {
+  using T = TypeParam;
+  namespace sn = strata::detail::norm;
+  STRATA_SEED_TRACE();
+  constexpr index_t L = sn::lanes<T>;
+  std::mt19937_64 g(strata_test::test_seed());
+  std::normal_distribution<float> d(0.5f, 2.0f);
+  for (index_t cols : {index_t(1), L + 3, index_t(1025), index_t(4097)}) {
+    const index_t rows = 9;
+    std::vector<T> x(static_cast<std::size_t>(rows * cols));
+    for (auto& e : x) e = strata::from_float<T>(d(g));
+    const strata::matrix<T> mx(rows, cols, x.data());
+    strata::matrix<T> my(rows, cols);
+    const std::size_t n = std::size_t(rows * my.pitch());
+    const sn::args<T> a{mx.const_view().data, my.view().data, nullptr, nullptr, rows, cols, mx.pitch(), my.pitch(), 1e-5f};
+    const sn::row_needs needs = sn::needs_of(a);
+    ASSERT_TRUE(needs.whole && needs.tail);
+    for (norm_kind kind : {norm_kind::layer, norm_kind::rms}) {
+      SCOPED_TRACE(std::to_string(cols) + " cols, " + (kind == norm_kind::layer ? "layer" : "rms"));
+      const sn::plan p = kind == norm_kind::layer ? sn::planned<norm_kind::layer, T>(needs) : sn::planned<norm_kind::rms, T>(needs);
+      ASSERT_EQ(sn::code_for(p, needs.whole, needs.tail), sn::code::whole_tail) << sn::describe(p);
+      const std::vector<T> filled(n, strata::from_float<T>(3.0f));
+      strata::copy_bytes(my.view().data, filled.data(), n * sizeof(T));
+      if (kind == norm_kind::layer) strata::layer_norm<T>(mx.const_view(), my.view(), {}, {});
+      else strata::rms_norm<T>(mx.const_view(), my.view(), {});
+      strata::synchronize(strata::stream_t{});
+      std::vector<T> raw(n);
+      strata::copy_bytes(raw.data(), my.view().data, n * sizeof(T));
+      const T zero = strata::from_float<T>(0.0f);
+      for (index_t r = 0; r < rows; ++r) {
+        for (index_t c = cols; c < my.pitch(); ++c)
+          ASSERT_EQ(std::memcmp(&raw[std::size_t(r * my.pitch() + c)], &zero, sizeof(T)), 0) << "row " << r << " element " << c;
+        const float last = strata::to_float(raw[std::size_t(r * my.pitch() + cols - 1)]);
+        ASSERT_TRUE(std::isfinite(last) && last != 3.0f) << "row " << r << ": its last element not written";
+      }
+    }
+  }
+}
+
 // The rows kernel's prefetch of the row `ahead` rows later is a hint: at any distance, on rows at
 // every offset from 16-byte boundaries (the prefetch covers the whole units inside a row) and on
 // whole rows, the output is the same bit for bit as without it, and nothing past the rows changes.
