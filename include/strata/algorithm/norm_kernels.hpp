@@ -185,6 +185,55 @@ __global__ void __launch_bounds__(max_group, 2) rows_kernel(args<T> a, int G, in
   }
 }
 
+/// Rows of whole units (as rows_kernel's Whole) held by groups of G <= 32 threads, S rows a group
+/// at once: block b's groups take rows b x (rows a block) + g + j x (groups a block), j < S, so
+/// each of a warp's loads covers a unit range of 32 / G consecutive rows. Short rows need this:
+/// a narrow group holding many units a thread makes each warp access touch G x 16 bytes of each
+/// of 32 / G rows, and a wider group holding few units a thread holds too few bytes an SM for the
+/// memory's latency; stacked, a group wide enough for its accesses to cover whole sectors of a row
+/// still holds S times the row's bytes, and its S rows' sums are independent. Each row's
+/// statistics are the rows kernel's (the same group and units), so the host backend's emulation,
+/// row by row, computes the same bits.
+template <norm_kind Kind, class T, int V, int S>
+__global__ void __launch_bounds__(max_group, 2) stacked_rows_kernel(args<T> a, int G, index_t ahead) {
+  __shared__ sum_slots slots;  // not touched: groups within a warp reduce by shuffles
+  const int shift = __ffs(G) - 1, t = int(threadIdx.x) & (G - 1);
+  const index_t groups = index_t(int(blockDim.x) >> shift);
+  const index_t r0 = index_t(blockIdx.x) * groups * S + (int(threadIdx.x) >> shift);
+  const index_t units = a.cols / lanes<T>;
+  row_part<T, V> part[S];
+  STRATA_UNROLL
+  for (int j = 0; j < S; ++j) {
+    const index_t r = r0 + j * groups;
+    const bool live = r < a.rows;  // groups past the last row hold nothing but take part in the shuffles
+    if (ahead > 0 && t == 0 && r + ahead < a.rows) prefetch_row(a.x + (r + ahead) * a.x_pitch, a.cols);
+    part[j].load_whole(a.x + (live ? r : 0) * a.x_pitch, 0, units, t, G, live);
+  }
+  moments m[S];
+  STRATA_UNROLL
+  for (int j = 0; j < S; ++j) m[j] = part_moments<Kind>(part[j], float(a.cols), G, slots);
+  STRATA_UNROLL
+  for (int j = 0; j < S; ++j) {
+    const index_t r = r0 + j * groups;
+    if (r >= a.rows) break;
+    float mean, rstd;
+    finish<Kind>(m[j], a.cols, a.eps, mean, rstd);
+    part[j].template write<Kind, true, true>(a.y + r * a.y_pitch, a.gamma, a.beta, row_span{a.cols, 0, 0, 0, 0}, mean, rstd);
+  }
+}
+
+/// Calls f.template operator()<V, S>() for a stacked plan's run-time units a thread and rows a group
+/// (V >= 2, V x S <= max_vpt: S = 4 with V = 2, or S = 2 with V = 2-4).
+template <class F>
+decltype(auto) with_stack(int vpt, int stack, F&& f) {
+  if (stack == 4) return f.template operator()<2, 4>();
+  switch (vpt) {
+    case 2: return f.template operator()<2, 2>();
+    case 3: return f.template operator()<3, 2>();
+    default: return f.template operator()<4, 2>();
+  }
+}
+
 /// A 16-byte load that happens only where `pred` holds (zeros otherwise): a predicated
 /// instruction, no branch, so a thread's loads issue back to back.
 __device__ inline vec::word16 load16_if(const vec::word16* p, bool pred) {

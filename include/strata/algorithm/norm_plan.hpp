@@ -13,6 +13,7 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace strata::detail::norm {
@@ -38,6 +39,7 @@ struct plan {
   index_t lag = 0;  // streamed: items between a chunk's statistics and its normalization
   index_t ahead = 0;  // rows, cluster: a group first asks L2 for the row this many rows past its own (0: none)
   int spill = 0;      // rows: units a thread holds in shared memory past its vpt in registers
+  int stack = 1;      // rows: rows a group holds at once, vpt units of each (groups within a warp)
 };
 
 inline constexpr int max_vpt = 8;         // units per thread: 32 registers of row data at most
@@ -62,7 +64,8 @@ inline std::string describe(const plan& p) {
   return std::string(names[int(p.shape)]) + " group=" + std::to_string(p.group) + " vpt=" + std::to_string(p.vpt) +
          " block=" + std::to_string(p.block) + (p.parts > 1 ? " parts=" + std::to_string(p.parts) : "") +
          (p.shape == norm::shape::streamed ? " grid=" + std::to_string(p.grid) + " lag=" + std::to_string(p.lag) : "") +
-         (p.spill > 0 ? " spill=" + std::to_string(p.spill) : "") + (p.ahead > 0 ? " ahead=" + std::to_string(p.ahead) : "");
+         (p.spill > 0 ? " spill=" + std::to_string(p.spill) : "") + (p.stack > 1 ? " stack=" + std::to_string(p.stack) : "") +
+         (p.ahead > 0 ? " ahead=" + std::to_string(p.ahead) : "");
 }
 
 /// 16-byte units a row of `cols` elements of `size` bytes spans: one more unit where a row may
@@ -88,7 +91,25 @@ inline int group_for(index_t units, int vpt) {
 /// thread): where a group of max_group threads holds the row, two such blocks an SM measured
 /// faster at bf16 layer norm of 32768 elements (1.11x) and fp32 layer norm of 16384 (1.03x), and
 /// slower at fp32 rows of 12288 (bench/results/raw-2026-11-29-norm-long/, call 13).
-inline std::vector<plan> row_candidates(index_t units, int min_group, int most = max_group) {
+/// Whether a row plan serves short rows poorly: a thread per row holding 3 or more units, or a
+/// group narrower than 64 bytes holding 4 or more units a thread, touches a sector or less of each
+/// of 16-32 rows per warp access and works through its units alone. On the H200 such plans ran
+/// rows of 40-112 bf16 elements at 0.24-0.69 of a copy where wider groups ran 0.65-0.91, and they
+/// score high (they hold many bytes), so choose() takes them only where no other plan fits
+/// (bench/results/raw-2026-11-29-norm-offgrid/, calls 2-4).
+inline bool poorly_coalesced(const plan& p) {
+  return p.shape == norm::shape::rows && ((p.group == 1 && p.vpt >= 3) || (p.group * 16 < 64 && p.vpt >= 4));
+}
+
+/// stacked == true (rows of whole units, groups within a warp): also plans whose groups hold 2 or 4
+/// rows at once (`stack`, stacked_rows_kernel), at least 2 units of each row a thread (a group
+/// holding one unit a thread spends its reductions' shuffles on 16 bytes a row: bf16 layer norm of
+/// 128 and 256 elements ran 1.33-1.35x slower that way than with 4 units) and at most max_vpt
+/// units a thread in all. The list is in the order choose() takes good plans in: fewer units a
+/// thread (vpt x stack), then unstacked before stacked (at equal units a thread, bf16 layer norm of
+/// 128-256 elements ran 4-5% faster unstacked), then fewer units of a row
+/// (bench/results/raw-2026-11-29-norm-offgrid/, call 3).
+inline std::vector<plan> row_candidates(index_t units, int min_group, int most = max_group, bool stacked = false) {
   std::vector<plan> out;
   if (units <= index_t(max_group) * max_vpt) most = std::min(most, max_group);
   for (int vpt = 1; vpt <= max_vpt; ++vpt) {
@@ -97,7 +118,12 @@ inline std::vector<plan> row_candidates(index_t units, int min_group, int most =
     plan p;
     p.shape = norm::shape::rows, p.group = group, p.vpt = vpt, p.block = group > 32 ? group : small_block;
     out.push_back(p);
+    if (stacked && min_group == 0 && group <= 32 && vpt >= 2)
+      for (p.stack = 2; p.vpt * p.stack <= max_vpt; p.stack *= 2) out.push_back(p);
   }
+  std::stable_sort(out.begin(), out.end(), [](const plan& a, const plan& b) {
+    return std::make_tuple(a.vpt * a.stack, a.stack) < std::make_tuple(b.vpt * b.stack, b.stack);
+  });
   return out;
 }
 
@@ -148,6 +174,9 @@ struct device_model {
   /// shared memory): 0 where the device or the rows allow none (before sm_90; rows not of whole
   /// units, which the cluster kernel does not take; cluster_limit of the kind and element size).
   int max_cluster = 0;
+  /// Whether row plans may stack rows in a group (row_candidates): rows of whole units only, which
+  /// the stacked rows kernel takes.
+  bool stacked = false;
   /// Dynamic shared memory a block of the shared-memory plan may take: the device's opt-in limit
   /// per block less the kernel's static shared memory, capped at the most any plan needs (64 KiB,
   /// which GPUs before sm_70, and sm_75 beside static shared memory, do not give). Plans needing
@@ -168,7 +197,7 @@ inline void set_ahead(plan& p, index_t units, const device_model& dev) {
 
 /// Row bytes a plan keeps resident on one SM, counting only units inside rows.
 inline double resident_bytes(const plan& p, index_t units, int blocks) {
-  const double rows_per_block = p.shape == norm::shape::rows ? double(p.block / p.group) : 1.0 / p.parts;  // cluster: a part of a row
+  const double rows_per_block = p.shape == norm::shape::rows ? double(p.block / p.group * p.stack) : 1.0 / p.parts;  // cluster: a part of a row
   return double(blocks) * rows_per_block * double(units) * 16.0;
 }
 
@@ -284,8 +313,18 @@ struct row_units {
   int partial;
 };
 
-/// The plan for such rows: among the row plans holding the whole units and scoring within the
-/// model's score_share (row_score_share) of the best, the one with the fewest units a thread;
+/// The row plans choose() weighs for such rows: row_candidates (stacked where the model allows),
+/// less those that serve rows poorly (poorly_coalesced) where any other fits.
+inline std::vector<plan> weighed_rows(const row_units& u, const device_model& dev) {
+  std::vector<plan> rows = row_candidates(u.held, u.partial, dev.row_group, dev.stacked);
+  if (std::any_of(rows.begin(), rows.end(), [](const plan& p) { return !poorly_coalesced(p); }))
+    std::erase_if(rows, [](const plan& p) { return poorly_coalesced(p); });
+  return rows;
+}
+
+/// The plan for such rows: among the row plans weighed (weighed_rows) scoring within the model's
+/// score_share (row_score_share) of the best of them, the first in their order (the fewest units a
+/// thread, unstacked first);
 /// rows longer than a block holds in registers are held by a block with the rest in shared memory
 /// up to the kind's limit (wide_candidates), rows of whole units longer than that by a cluster of
 /// blocks up to the model's cluster limit (cluster_plan), and streamed beyond (blocks of 128
@@ -300,7 +339,7 @@ inline plan choose(const row_units& u, const device_model& dev) {
     for (const plan& p : cands)
       if (const double s = score_of(p); s > best_score + 1e-9) best_score = s, best = p;
   };
-  const std::vector<plan> rows = row_candidates(u.held, u.partial, dev.row_group);
+  const std::vector<plan> rows = weighed_rows(u, dev);
   consider(rows);
   if (best_score > 0) {
     const double good = dev.score_share * best_score;
@@ -322,7 +361,7 @@ inline plan choose(const row_units& u, const device_model& dev) {
 
 /// Every plan choose() weighs for such rows (sweeps time them all to check the choice).
 inline std::vector<plan> considered(const row_units& u, const device_model& dev) {
-  std::vector<plan> out = row_candidates(u.held, u.partial, dev.row_group);
+  std::vector<plan> out = row_candidates(u.held, u.partial, dev.row_group, dev.stacked);
   if (out.empty()) {
     out = wide_candidates(u.held, dev);
     for (const plan& p : streamed_candidates(u.spanned, dev)) out.push_back(p);
@@ -338,7 +377,7 @@ inline device_model host_model() {
   device_model m;
   m.max_cluster = max_cluster;
   m.blocks_per_sm = [](const plan& p) {
-    const int regs = 32 + 4 * p.vpt, smem = 1024 + p.spill * p.block * 16;  // 228 KiB of shared memory an SM
+    const int regs = 32 + 4 * p.vpt * p.stack, smem = 1024 + p.spill * p.block * 16;  // 228 KiB of shared memory an SM
     return std::max(0, std::min({32, 2048 / p.block, 65536 / (p.block * regs), 228 * 1024 / smem}));
   };
   return m;

@@ -58,6 +58,7 @@ inline void fit_to_rows(device_model& m, norm_kind kind, bool whole, bool tail, 
   m.row_group = whole && !tail ? block_max_group : max_group;
   m.max_cluster = whole && !tail ? std::min(m.max_cluster, cluster_limit(kind == norm_kind::layer, element_size)) : 0;
   m.score_share = row_score_share(element_size);
+  m.stacked = whole && !tail;
 }
 
 #if defined(STRATA_BACKEND_CUDA)
@@ -74,6 +75,8 @@ const void* kernel_of(const plan& p, code c) {
   if (p.shape == norm::shape::cluster) return reinterpret_cast<const void*>(&block_rows_kernel<Kind, T, V, true>);
   if (c == code::block) return reinterpret_cast<const void*>(&block_rows_kernel<Kind, T, V>);
   if (c == code::whole_tail) return reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, true, false, true>);
+  if (p.stack > 1)  // run() has checked that the rows are whole units and the group within a warp
+    return with_stack(p.vpt, p.stack, [&]<int SV, int S>() { return reinterpret_cast<const void*>(&stacked_rows_kernel<Kind, T, SV, S>); });
   return whole ? reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, true>) : reinterpret_cast<const void*>(&rows_kernel<Kind, T, V, false>);
 }
 
@@ -214,8 +217,15 @@ void launch(const plan& p, const args<T>& a, code c, stream_t stream) {
                  "normalization kernel (rows held by clusters of blocks)");
     });
   } else if (p.shape == norm::shape::rows) {
-    const index_t per_block = p.block / p.group, blocks = (a.rows + per_block - 1) / per_block;
+    const index_t per_block = index_t(p.block / p.group) * p.stack, blocks = (a.rows + per_block - 1) / per_block;
     check_blocks(blocks, a.rows);
+    if (p.stack > 1) {
+      with_stack(p.vpt, p.stack, [&]<int V, int S>() {
+        stacked_rows_kernel<Kind, T, V, S><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group, p.ahead);
+      });
+      check_launch("normalization kernel (rows stacked in groups)");
+      return;
+    }
     with_vpt(p.vpt, [&]<int V>() {
       if (c == code::block) block_rows_kernel<Kind, T, V><<<unsigned(blocks), p.block, 0, stream>>>(a, p.ahead, 0);
       else if (c == code::whole_tail) rows_kernel<Kind, T, V, true, false, true><<<unsigned(blocks), p.block, 0, stream>>>(a, p.group, p.ahead, 0);
@@ -531,6 +541,13 @@ path run(const char* op, matrix_view<const T> x, matrix_view<T> y, cuda::std::sp
                                 " blocks a cluster) needs rows of at most " +
                                 std::to_string(index_t(p.parts) * p.group * p.vpt) + " whole 16-byte units on 16-byte boundaries; these rows span " +
                                 std::to_string(needs.units.spanned) + " units" + (needs.whole && !needs.tail ? "" : ", not all whole or not in phase"));
+  if (p.stack > 1 && (p.shape != norm::shape::rows || code_for(p, needs.whole, needs.tail) != code::whole || p.group > 32 || p.spill > 0 ||
+                     p.vpt < 2 || (p.stack != 2 && p.stack != 4) || p.vpt * p.stack > max_vpt || index_t(p.group) * p.vpt < needs.units.held))
+    throw std::invalid_argument("strata: normalization plan \"" + describe(p) + "\" stacks rows in a group: it needs 2 or 4 rows a group of "
+                                "at most 32 threads, 2 or more units of a row a thread and at most " + std::to_string(max_vpt) +
+                                " in all, rows of at most " + std::to_string(index_t(p.group) * p.vpt) +
+                                " whole 16-byte units on 16-byte boundaries; these rows span " + std::to_string(needs.units.spanned) + " units" +
+                                (needs.whole && !needs.tail ? "" : ", not all whole or not in phase"));
   std::optional<scratch_block> copies;  // given back in stream order after the launch
   affine_copies(a, copies, stream);
   a.vec_rows = vec_rows(a);
