@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 
 namespace {
 
@@ -186,7 +187,8 @@ TEST(NormalizePlan, EveryRowIsCovered) {
   namespace sn = strata::detail::norm;
   sn::device_model small = sn::host_model(), layer = sn::host_model_for(norm_kind::layer);
   small.blocks_per_sm = [](const sn::plan& p) { return p.block > 256 ? 0 : 4; };
-  for (const sn::device_model& model : {sn::host_model(), layer, small})
+  const sn::device_model stacked = sn::host_model_for(norm_kind::rms, true, false, 2);
+  for (const sn::device_model& model : {sn::host_model(), layer, small, stacked})
     for (index_t units = 1; units <= 70000; units += units < 5000 ? 1 : 997)
       for (int min_group : {0, 3, 7, 14}) {
         // the whole units: all of them, or all but a partial last unit, or a partial first one too
@@ -198,13 +200,17 @@ TEST(NormalizePlan, EveryRowIsCovered) {
         ASSERT_LE(p.spill, model.max_spill);
         ASSERT_GE(p.group, min_group);
         ASSERT_TRUE(p.vpt >= 1 && p.vpt <= sn::max_vpt);
-        ASSERT_TRUE(p.group <= 32 ? strata::is_pow2(std::size_t(p.group)) : p.group % 32 == 0 && p.group <= sn::max_group);
+        ASSERT_TRUE(p.group <= 32 ? strata::is_pow2(std::size_t(p.group)) : p.group % 32 == 0 && p.group <= model.row_group);
         if (p.shape == sn::shape::rows && p.spill > 0) {  // a block per row, past the registers' capacity
           ASSERT_GT(held, index_t(sn::max_group) * sn::max_vpt);
           ASSERT_TRUE(p.group == p.block && p.vpt == sn::max_vpt && p.ahead == 0);
           ASSERT_GE(model.blocks_per_sm(p), 2);
         } else if (p.shape == sn::shape::rows) {
           ASSERT_EQ(p.block % p.group, 0);
+          if (p.stack > 1) {  // rows of whole units only, groups within a warp, 2 or more units of each row a thread
+            ASSERT_TRUE(model.stacked && min_group == 0 && held == units);
+            ASSERT_TRUE(p.group <= 32 && p.vpt >= 2 && p.vpt * p.stack <= sn::max_vpt);
+          }
           // the prefetch distance: the rows nearest the model's prefetch bytes, at least one
           const double row_bytes = double(units) * 16;
           ASSERT_GE(p.ahead, 1);
@@ -224,9 +230,12 @@ TEST(NormalizePlan, EveryRowIsCovered) {
       }
 }
 
-// A row plan scores within the element size's share of the best row plan's score (16-bit rows:
-// 0.95, 4-byte: 0.85), and no plan holding fewer units a thread does: on the model GPU, 16-bit
-// rows take plans holding more units a thread than 4-byte rows of the same units at some lengths.
+// A row plan scores within the element size's share of the best weighed row plan's score (16-bit
+// rows: 0.95, 4-byte: 0.85), and no plan holding fewer units a thread does: on the model GPU,
+// 16-bit rows take plans holding more units a thread than 4-byte rows of the same units at some
+// lengths. Plans that serve rows poorly are weighed only where nothing else fits: a row of one
+// unit takes a thread, longer rows never a thread holding 3 or more units or a group narrower
+// than 64 bytes holding 4 or more.
 TEST(NormalizePlan, SixteenBitRowsTakePlansNearerTheBestScore) {
   namespace sn = strata::detail::norm;
   int differ = 0;
@@ -237,19 +246,22 @@ TEST(NormalizePlan, SixteenBitRowsTakePlansNearerTheBestScore) {
       const sn::device_model model = sn::host_model_for(norm_kind::layer, true, false, size);
       const sn::plan p = sn::choose(sn::row_units{units, units, 0}, model);
       SCOPED_TRACE(std::to_string(units) + " units of " + std::to_string(size) + "-byte elements: " + sn::describe(p));
+      ASSERT_FALSE(sn::poorly_coalesced(p));
+      if (units == 1) ASSERT_EQ(p.group, 1);
       auto score_of = [&](const sn::plan& q) { return sn::score(q, units, model.blocks_per_sm(q), model.target_bytes_per_sm); };
+      const sn::row_units u{units, units, 0};
       double best = 0;
-      for (const sn::plan& q : sn::row_candidates(units, 0, model.row_group)) best = std::max(best, score_of(q));
+      for (const sn::plan& q : sn::weighed_rows(u, model)) best = std::max(best, score_of(q));
       ASSERT_GE(score_of(p), sn::row_score_share(size) * best - 1e-9);
-      for (const sn::plan& q : sn::row_candidates(units, 0, model.row_group)) {
-        if (q.vpt < p.vpt) {
+      for (const sn::plan& q : sn::weighed_rows(u, model)) {
+        if (q.vpt * q.stack < p.vpt * p.stack) {
           ASSERT_LT(score_of(q), sn::row_score_share(size) * best - 1e-9) << sn::describe(q);
         }
       }
       chosen[i] = p;
     }
-    differ += chosen[1].vpt > chosen[0].vpt ? 1 : 0;
-    ASSERT_GE(chosen[1].vpt, chosen[0].vpt);
+    differ += chosen[1].vpt * chosen[1].stack > chosen[0].vpt * chosen[0].stack ? 1 : 0;
+    ASSERT_GE(chosen[1].vpt * chosen[1].stack, chosen[0].vpt * chosen[0].stack);
   }
   EXPECT_GT(differ, 0);
 }
@@ -512,6 +524,87 @@ TYPED_TEST(Normalize, PrefetchAheadChangesNoBit) {
         else ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(T)), 0);
       }
     }
+}
+
+// Short rows of whole units whose groups stack several rows (stacked_rows_kernel): every stacked
+// plan the chooser weighs gives the bits of the unstacked plan of the same group and units a
+// thread (a row's statistics do not depend on the stacking), writes every row (the output is
+// poisoned first) and nothing past the rows or in the gaps between them; row counts that leave a
+// block's last groups empty. The chooser stacks rows at some of these lengths.
+TYPED_TEST(Normalize, StackedRowsGiveTheBitsOfOneRowAGroup) {
+  using T = TypeParam;
+  namespace sn = strata::detail::norm;
+  STRATA_SEED_TRACE();
+  constexpr index_t L = index_t(16 / sizeof(T));
+  std::mt19937_64 g(strata_test::test_seed());
+  std::normal_distribution<float> d(0.5f, 2.0f);
+  int stacked_plans = 0, stacked_chosen = 0;
+  for (norm_kind kind : {norm_kind::layer, norm_kind::rms})
+    for (index_t units : {index_t(1), index_t(2), index_t(3), index_t(4), index_t(6), index_t(8), index_t(12), index_t(16), index_t(32)})
+      for (index_t gap : {index_t(0), L}) {
+        const index_t cols = units * L, pitch = cols + gap, rows = 1000, n = rows * pitch + 40;
+        std::vector<T> x(static_cast<std::size_t>(n)), gam(static_cast<std::size_t>(cols)), bet(static_cast<std::size_t>(cols));
+        for (auto& e : x) e = strata::from_float<T>(d(g));
+        for (auto& e : gam) e = strata::from_float<T>(1.0f + 0.1f * d(g));
+        for (auto& e : bet) e = strata::from_float<T>(0.1f * d(g));
+        strata::buffer fx(x.size() * sizeof(T), strata::memory_space::device), fy(x.size() * sizeof(T), strata::memory_space::device);
+        strata::buffer gb(gam.size() * sizeof(T), strata::memory_space::device), bb(bet.size() * sizeof(T), strata::memory_space::device);
+        strata::copy_bytes(fx.data(), x.data(), fx.bytes());
+        strata::copy_bytes(gb.data(), gam.data(), gb.bytes());
+        strata::copy_bytes(bb.data(), bet.data(), bb.bytes());
+        const cuda::std::span<const T> gs(reinterpret_cast<const T*>(gb.data()), std::size_t(cols)),
+            bs(reinterpret_cast<const T*>(bb.data()), std::size_t(cols));
+        for (index_t r : {index_t(1), index_t(5), index_t(33), index_t(257), rows}) {
+          const auto xv = strata::make_matrix_view<const T>(reinterpret_cast<const T*>(fx.data()), r, cols, pitch);
+          const auto yv = strata::make_matrix_view(reinterpret_cast<T*>(fy.data()), r, cols, pitch);
+          const sn::args<T> a{xv.data, yv.data, gs.data(), bs.data(), r, cols, pitch, pitch, 1e-5f};
+          const sn::row_needs needs = sn::needs_of(a);
+          ASSERT_TRUE(needs.whole && !needs.tail);
+          const std::vector<sn::plan> plans = kind == norm_kind::layer ? sn::plans_considered<norm_kind::layer, T>(needs)
+                                                                     : sn::plans_considered<norm_kind::rms, T>(needs);
+          if (r == rows) {
+            const sn::plan chosen = kind == norm_kind::layer ? sn::planned<norm_kind::layer, T>(needs) : sn::planned<norm_kind::rms, T>(needs);
+            stacked_chosen += chosen.stack > 1 ? 1 : 0;
+          }
+          for (const sn::plan& p : plans) {
+            if (p.stack == 1) continue;
+            ++stacked_plans;
+            sn::plan one = p;
+            one.stack = 1;
+            std::vector<T> got[2];
+            for (int i = 0; i < 2; ++i) {
+              SCOPED_TRACE(std::string(kind == norm_kind::layer ? "layer " : "rms ") + std::to_string(r) + "x" + std::to_string(cols) +
+                           ", pitch " + std::to_string(pitch) + ": " + sn::describe(i == 0 ? p : one));
+              std::vector<T> poisoned(x.size(), strata::from_float<T>(12345.0f));
+              strata::copy_bytes(fy.data(), poisoned.data(), fy.bytes());
+              if (kind == norm_kind::layer) sn::run_with<norm_kind::layer>(i == 0 ? p : one, xv, yv, gs, bs, 1e-5f);
+              else sn::run_with<norm_kind::rms>(i == 0 ? p : one, xv, yv, gs, bs, 1e-5f);
+              strata::synchronize(strata::stream_t{});
+              got[i].resize(x.size());
+              strata::copy_bytes(got[i].data(), fy.data(), fy.bytes());
+              for (std::size_t e = 0; e < got[i].size(); ++e) {
+                const bool in_row = index_t(e) < r * pitch && index_t(e) % pitch < cols;
+                ASSERT_EQ(std::memcmp(&got[i][e], &poisoned[e], sizeof(T)) != 0, in_row) << "element " << e;
+              }
+            }
+            ASSERT_EQ(std::memcmp(got[0].data(), got[1].data(), got[0].size() * sizeof(T)), 0) << sn::describe(p);
+          }
+        }
+      }
+  EXPECT_GT(stacked_plans, 0);
+  EXPECT_GT(stacked_chosen, 0);
+  // A stacked plan given for rows it cannot take is refused before anything runs: rows ending in a
+  // partial unit, one unit of a row a thread, a group past a warp, 8 rows a group.
+  strata::matrix<T> x(64, 4 * L + 1), y(64, 4 * L + 1), xw(64, 4 * L), yw(64, 4 * L);
+  sn::plan bad;
+  bad.group = 2, bad.vpt = 2, bad.block = 128, bad.stack = 2;
+  const cuda::std::span<const T> none;
+  EXPECT_THROW(sn::run_with<norm_kind::rms>(bad, x.const_view(), y.view(), none, none, 1e-5f), std::invalid_argument);
+  EXPECT_NO_THROW(sn::run_with<norm_kind::rms>(bad, xw.const_view(), yw.view(), none, none, 1e-5f));
+  for (const auto& [group, vpt, stack] : {std::tuple{4, 1, 2}, std::tuple{64, 2, 2}, std::tuple{1, 4, 8}, std::tuple{2, 2, 3}}) {
+    bad.group = group, bad.vpt = vpt, bad.stack = stack, bad.block = std::max(group, 128);
+    EXPECT_THROW(sn::run_with<norm_kind::layer>(bad, xw.const_view(), yw.view(), none, none, 1e-5f), std::invalid_argument) << sn::describe(bad);
+  }
 }
 
 // Which calls copy gamma and beta per row offset (affine_copies): 16-bit rows of a dense tensor of

@@ -177,6 +177,8 @@ void probe_erase_if_bytes(strata::soa_vector<three_bytes>& v) { (void)strata::er
 // variant for rows ending in a partial unit (the third flag) reads and writes its whole units as
 // vectors too.
 // sass-expect: rows_kernel.*Li[1-8]ELb[01]ELb[01]ELb[01]EEEv load=any128 store=any128
+// Short rows of whole units stacked in groups take only such rows: every access is a vector.
+// sass-expect: stacked_rows_kernel.*Li[1-8]ELi[248]EEEv load=128 store=128
 // sass-expect: streamed_kernel.*Li[1-8]ELb[01]EEEv load=any128 store=any128
 void probe_layer_norm(strata::matrix_view<const float> x, strata::matrix_view<float> y, const float* g,
                       strata::matrix_view<const strata::bfloat16> xb, strata::matrix_view<strata::bfloat16> yb, const strata::bfloat16* gb) {
