@@ -341,6 +341,49 @@ TYPED_TEST(Normalize, ManyRowsAndVeryLongRows) {
   check<norm_kind::rms, T>(2, index_t(1) << 22, layout::matrix, false);
 }
 
+// Streamed rows (shape::streamed) given small chunks, so that rows have 1 to 130 of them, on grids
+// of 3 blocks (far fewer than the items) and 64, with the shortest lag that is safe (a row's
+// chunks: a row's normalize items then follow its last statistics item at once and wait for its
+// merge) and a longer one; one row and more rows than the grid has blocks. Forced streamed plans
+// that could leave part of a row unwritten or wait for ever are refused.
+TYPED_TEST(Normalize, StreamedRowsMergeTheirStatisticsOnce) {
+  using T = TypeParam;
+  namespace sn = strata::detail::norm;
+  STRATA_SEED_TRACE();
+  constexpr index_t L = sn::lanes<T>;
+  for (const int vpt : {1, 3})
+    for (const index_t parts : {index_t(1), index_t(2), index_t(33), index_t(130)}) {
+      const index_t units = parts * 32 * vpt - (parts > 1 ? 5 : 0);  // the last chunk partly used
+      for (const index_t rows : {index_t(1), index_t(7)})
+        for (const int grid : {3, 64})
+          for (const index_t extra : {index_t(0), index_t(grid)}) {
+            if (strata_test::under_sanitizer() && (parts == 130 || vpt == 3) && (rows > 1 || extra > 0)) continue;
+            sn::plan p;
+            p.shape = sn::shape::streamed, p.group = 32, p.block = 32, p.vpt = vpt, p.parts = int(parts), p.grid = grid, p.lag = parts + extra;
+            SCOPED_TRACE(sn::describe(p));
+            check<norm_kind::layer, T>(rows, units * L, layout::matrix, true, 0, given::both, &p);
+            // Dense rows of an odd width start anywhere in a unit: one unit fewer, so that they span the plan's.
+            check<norm_kind::rms, T>(rows, (units - 1) * L - 1, layout::dense, extra == 0, 0, given::both, &p);
+          }
+    }
+  const cuda::std::span<const T> none;
+  strata::matrix<T> x(2, 100 * 32 * L), y(2, 100 * 32 * L);
+  sn::plan ok;
+  ok.shape = sn::shape::streamed, ok.group = 32, ok.block = 32, ok.vpt = 1, ok.parts = 100, ok.grid = 8, ok.lag = 100;
+  EXPECT_NO_THROW(sn::run_with<norm_kind::rms>(ok, x.const_view(), y.view(), none, none, 1e-6f));
+  strata::synchronize(strata::stream_t{});
+  for (int bad = 0; bad < 5; ++bad) {
+    sn::plan p = ok;
+    if (bad == 0) p.lag = 99;         // shorter than a row's chunks
+    if (bad == 1) p.parts = 99;       // chunks that miss the row's end
+    if (bad == 2) p.grid = 0;         // no block
+    if (bad == 3) p.group = p.block = 16;  // not whole warps
+    if (bad == 4) p.block = 64;       // a block that is not the chunk's group
+    SCOPED_TRACE(sn::describe(p));
+    EXPECT_THROW(sn::run_with<norm_kind::rms>(p, x.const_view(), y.view(), none, none, 1e-6f), std::invalid_argument);
+  }
+}
+
 // Rows of whole units held by clusters of blocks (shape::cluster): every cluster plan a sweep
 // weighs for them (a sample under the sanitizers and on the host backend), in strata's matrix and
 // dense, with and without gamma and beta, layer norm too (whose 16-bit rows the chooser streams

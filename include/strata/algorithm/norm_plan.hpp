@@ -217,9 +217,15 @@ inline double score(const plan& p, index_t units, int blocks, double target_byte
 /// Streamed plans for rows longer than a block holds: chunks of `group` threads x `vpt` units, a
 /// grid of every block the GPU holds at once, and a lag between a chunk's statistics and its
 /// normalization of at least a row's chunks (every statistics item a row's normalization waits
-/// for is then taken earlier, by a running block: no deadlock) and otherwise as many items as the
-/// grid runs at once, as far as the chunks read and written in between stay well inside L2 (a
-/// quarter of the grid or a row's chunks measured 1-6% slower, twice the grid 1-3% slower).
+/// for is then taken earlier, by a running block: no deadlock). A row of more chunks than an
+/// eighth of the grid takes a lag of its chunks and the grid: its first normalize item then
+/// trails its last statistics item by a grid of items, which have finished by then instead of
+/// running beside it while every block waits for them. The chunks read and written in between
+/// outgrow L2, and still rows of 2^20-2^22 elements ran 1.04-1.28x faster than at a row's chunks
+/// alone (bench/results/raw-2026-11-29-norm-streamed/, H200). Shorter rows take as many items as
+/// the grid runs at once, as far as the chunks read and written in between stay well inside L2 (a
+/// quarter of the grid or a row's chunks measured 1-6% slower, twice the grid 1-3% slower; the
+/// row's chunks and the grid 1-2% slower at 2^18-500000 elements).
 inline std::vector<plan> streamed_candidates(index_t units, const device_model& dev) {
   std::vector<plan> out;
   for (int vpt : {8, 4})
@@ -232,7 +238,7 @@ inline std::vector<plan> streamed_candidates(index_t units, const device_model& 
       if (per_sm <= 0) continue;
       p.grid = per_sm * dev.sms;
       const index_t in_l2 = index_t(dev.l2_bytes / 4 / double(chunk * 16));
-      p.lag = std::max<index_t>(p.parts, std::min<index_t>(p.grid, in_l2));
+      p.lag = index_t(p.parts) * 8 > p.grid ? index_t(p.parts) + p.grid : std::max<index_t>(p.parts, std::min<index_t>(p.grid, in_l2));
       out.push_back(p);
     }
   return out;

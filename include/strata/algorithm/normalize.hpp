@@ -548,6 +548,16 @@ path run(const char* op, matrix_view<const T> x, matrix_view<T> y, cuda::std::sp
                                 " in all, rows of at most " + std::to_string(index_t(p.group) * p.vpt) +
                                 " whole 16-byte units on 16-byte boundaries; these rows span " + std::to_string(needs.units.spanned) + " units" +
                                 (needs.whole && !needs.tail ? "" : ", not all whole or not in phase"));
+  // A streamed plan given, not chosen: chunks that miss part of a row leave it unwritten, and a lag
+  // shorter than a row's chunks can leave a normalize item waiting for a statistics item that no
+  // running block has taken.
+  if (p.shape == norm::shape::streamed && (p.group < 32 || p.group % 32 != 0 || p.group > max_group || p.block != p.group || p.vpt < 1 ||
+                                           p.vpt > max_vpt || p.grid < 1 || p.lag < p.parts ||
+                                           index_t(p.parts) * p.group * p.vpt < needs.units.spanned))
+    throw std::invalid_argument("strata: normalization plan \"" + describe(p) + "\" streams rows in chunks of a block of 32 to " +
+                                std::to_string(max_group) + " threads (a multiple of 32) holding 1 to " + std::to_string(max_vpt) +
+                                " units a thread, on a grid of at least one block, with a lag of at least a row's chunks, and chunks that cover "
+                                "the row; these rows span " + std::to_string(needs.units.spanned) + " units");
   std::optional<scratch_block> copies;  // given back in stream order after the launch
   affine_copies(a, copies, stream);
   a.vec_rows = vec_rows(a);
