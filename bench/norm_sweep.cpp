@@ -102,7 +102,18 @@ row measure(const char* dtype, index_t hidden, bool validate) {
 #else
     const sn::device_model model = sn::host_model();
 #endif
-    for (const sn::plan& p : sn::plans_considered<Kind, T>(needs)) {
+    std::vector<sn::plan> weighed = sn::plans_considered<Kind, T>(needs);
+    // Streamed plans also at longer lags than the chooser sets (a row's chunks plus half or all of
+    // the grid): how far a row's normalization may trail its statistics before L2 loses the chunks.
+    for (std::size_t i = 0, n = weighed.size(); i < n; ++i) {
+      if (weighed[i].shape != sn::shape::streamed) continue;
+      for (const index_t extra : {index_t(weighed[i].grid / 2), index_t(weighed[i].grid)}) {
+        sn::plan q = weighed[i];
+        q.lag = index_t(q.parts) + extra;
+        if (q.lag > weighed[i].lag) weighed.push_back(q);
+      }
+    }
+    for (const sn::plan& p : weighed) {
       timed_plan t;
       t.plan = sn::describe(p), t.blocks = model.blocks_per_sm(p);
       const index_t units = p.shape == sn::shape::streamed ? needs.units.spanned : needs.units.held;
