@@ -266,6 +266,31 @@ TEST(NormalizePlan, SixteenBitRowsTakePlansNearerTheBestScore) {
   EXPECT_GT(differ, 0);
 }
 
+// Rows ending in a partial unit (or starting in one) hold its elements one a thread: a group
+// narrower than 64 bytes holding 2 or more units a thread serves them poorly and is chosen only
+// where nothing else fits, in every kind and element size; rows of whole units may still take one
+// (with fewer than 4 units a thread).
+TEST(NormalizePlan, RowsWithPartialUnitsAvoidNarrowGroupsOfSeveralUnits) {
+  namespace sn = strata::detail::norm;
+  int narrow_whole = 0;
+  for (norm_kind kind : {norm_kind::layer, norm_kind::rms})
+    for (int size : {4, 2}) {
+      const sn::device_model model = sn::host_model_for(kind, true, true, size);
+      for (index_t held = 1; held <= 300; ++held)
+        for (int partial : {0, 1, 3, 7}) {
+          const sn::row_units u{held + (partial > 0), held, partial};
+          const sn::plan p = sn::choose(u, model);
+          SCOPED_TRACE(std::to_string(held) + " whole units, " + std::to_string(partial) + " partial elements: " + sn::describe(p));
+          const std::vector<sn::plan> all = sn::row_candidates(u.held, u.partial, model.row_group, model.stacked);
+          const bool other = std::any_of(all.begin(), all.end(), [&](const sn::plan& q) { return !sn::poorly_coalesced(q, partial); });
+          if (other) ASSERT_FALSE(sn::poorly_coalesced(p, partial));
+          if (partial > 0 && held >= 2) ASSERT_FALSE(p.group * 16 < 64 && p.vpt >= 2);
+          narrow_whole += partial == 0 && p.group * 16 < 64 && p.vpt >= 2 ? 1 : 0;
+        }
+    }
+  EXPECT_GT(narrow_whole, 0);  // the rule for whole rows stays as it was
+}
+
 // A row's partial units take no slot: rows of 8 x 128 + 1 and 8 x 128 + 7 bf16 elements (129 units
 // spanned, 128 or 127 whole) get the plan of rows of 8 x 128, and a row starting off a 16-byte
 // boundary whose whole units are 128 the same, while 129 whole units need more slots.
@@ -644,6 +669,17 @@ TYPED_TEST(Normalize, StackedRowsGiveTheBitsOfOneRowAGroup) {
   const cuda::std::span<const T> none;
   EXPECT_THROW(sn::run_with<norm_kind::rms>(bad, x.const_view(), y.view(), none, none, 1e-5f), std::invalid_argument);
   EXPECT_NO_THROW(sn::run_with<norm_kind::rms>(bad, xw.const_view(), yw.view(), none, none, 1e-5f));
+  {
+    // A row plan of any stack whose group has fewer threads than a row's partial units have
+    // elements (one a thread) is refused; a group of as many runs.
+    strata::matrix<T> xt(64, 4 * L + 3), yt(64, 4 * L + 3);
+    sn::plan narrow;
+    narrow.group = 2, narrow.vpt = 2, narrow.block = 128;
+    EXPECT_THROW(sn::run_with<norm_kind::rms>(narrow, xt.const_view(), yt.view(), none, none, 1e-5f), std::invalid_argument);
+    narrow.group = 4;
+    EXPECT_NO_THROW(sn::run_with<norm_kind::rms>(narrow, xt.const_view(), yt.view(), none, none, 1e-5f));
+    strata::synchronize(strata::stream_t{});
+  }
   for (const auto& [group, vpt, stack] : {std::tuple{4, 1, 2}, std::tuple{64, 2, 2}, std::tuple{1, 4, 8}, std::tuple{2, 2, 3}}) {
     bad.group = group, bad.vpt = vpt, bad.stack = stack, bad.block = std::max(group, 128);
     EXPECT_THROW(sn::run_with<norm_kind::layer>(bad, xw.const_view(), yw.view(), none, none, 1e-5f), std::invalid_argument) << sn::describe(bad);

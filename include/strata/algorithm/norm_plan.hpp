@@ -96,9 +96,15 @@ inline int group_for(index_t units, int vpt) {
 /// of 16-32 rows per warp access and works through its units alone. On the H200 such plans ran
 /// rows of 40-112 bf16 elements at 0.24-0.69 of a copy where wider groups ran 0.65-0.91, and they
 /// score high (they hold many bytes), so choose() takes them only where no other plan fits
-/// (bench/results/raw-2026-11-29-norm-offgrid/, calls 2-4).
-inline bool poorly_coalesced(const plan& p) {
-  return p.shape == norm::shape::rows && ((p.group == 1 && p.vpt >= 3) || (p.group * 16 < 64 && p.vpt >= 4));
+/// (bench/results/raw-2026-11-29-norm-offgrid/, calls 2-4). Rows with `partial` elements in
+/// partial units (one a thread, read and written one by one over the group's first threads) are
+/// served poorly by such a narrow group from 2 units a thread: on the H200, at 154 widths of up to
+/// 1025 elements ending in a partial unit, the chosen plan ran at a mean 0.950 of the speed of the
+/// fastest plan weighed (0.56 at bf16 rows of 17, a thread holding 2 units), and would at 0.974
+/// with this rule (0.75 at the lowest); the same rule for rows of whole units would take them from
+/// 0.982 to 0.958 (bench/results/raw-2026-11-29-norm-stacked-tail/replay.py).
+inline bool poorly_coalesced(const plan& p, int partial = 0) {
+  return p.shape == norm::shape::rows && ((p.group == 1 && p.vpt >= 3) || (p.group * 16 < 64 && p.vpt >= (partial > 0 ? 2 : 4)));
 }
 
 /// stacked == true (rows of whole units, groups within a warp): also plans whose groups hold 2 or 4
@@ -323,8 +329,8 @@ struct row_units {
 /// less those that serve rows poorly (poorly_coalesced) where any other fits.
 inline std::vector<plan> weighed_rows(const row_units& u, const device_model& dev) {
   std::vector<plan> rows = row_candidates(u.held, u.partial, dev.row_group, dev.stacked);
-  if (std::any_of(rows.begin(), rows.end(), [](const plan& p) { return !poorly_coalesced(p); }))
-    std::erase_if(rows, [](const plan& p) { return poorly_coalesced(p); });
+  if (std::any_of(rows.begin(), rows.end(), [&](const plan& p) { return !poorly_coalesced(p, u.partial); }))
+    std::erase_if(rows, [&](const plan& p) { return poorly_coalesced(p, u.partial); });
   return rows;
 }
 
