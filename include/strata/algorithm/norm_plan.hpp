@@ -227,8 +227,9 @@ inline double score(const plan& p, index_t units, int blocks, double target_byte
 /// eighth of the grid takes a lag of its chunks and the grid: its first normalize item then
 /// trails its last statistics item by a grid of items, which have finished by then instead of
 /// running beside it while every block waits for them. The chunks read and written in between
-/// outgrow L2, and still rows of 2^20-2^22 elements ran 1.04-1.28x faster than at a row's chunks
-/// alone (bench/results/raw-2026-11-29-norm-streamed/, H200). Shorter rows take as many items as
+/// outgrow L2, and still the rows of 2^20-2^22 elements that take it ran 1.02-1.21x faster than at
+/// a row's chunks alone, rows of 74-92 chunks (just past the eighth) 0.98-1.00x
+/// (bench/results/raw-2026-11-29-norm-streamed/, call 2, H200). Shorter rows take as many items as
 /// the grid runs at once, as far as the chunks read and written in between stay well inside L2 (a
 /// quarter of the grid or a row's chunks measured 1-6% slower, twice the grid 1-3% slower; the
 /// row's chunks and the grid 1-2% slower at 2^18-500000 elements).
