@@ -671,7 +671,7 @@ TYPED_TEST(Normalize, StackedRowsGiveTheBitsOfOneRowAGroup) {
   EXPECT_NO_THROW(sn::run_with<norm_kind::rms>(bad, xw.const_view(), yw.view(), none, none, 1e-5f));
   {
     // A row plan of any stack whose group has fewer threads than a row's partial units have
-    // elements (one a thread) is refused; a group of as many runs.
+    // elements (one a thread), or fewer slots than its whole units, is refused; a group of as many runs.
     strata::matrix<T> xt(64, 4 * L + 3), yt(64, 4 * L + 3);
     sn::plan narrow;
     narrow.group = 2, narrow.vpt = 2, narrow.block = 128;
@@ -679,6 +679,11 @@ TYPED_TEST(Normalize, StackedRowsGiveTheBitsOfOneRowAGroup) {
     narrow.group = 4;
     EXPECT_NO_THROW(sn::run_with<norm_kind::rms>(narrow, xt.const_view(), yt.view(), none, none, 1e-5f));
     strata::synchronize(strata::stream_t{});
+    narrow.vpt = 1;  // 4 slots for rows of 4 whole units and a partial one: enough
+    EXPECT_NO_THROW(sn::run_with<norm_kind::rms>(narrow, xt.const_view(), yt.view(), none, none, 1e-5f));
+    strata::synchronize(strata::stream_t{});
+    strata::matrix<T> x5(64, 5 * L), y5(64, 5 * L);  // 5 whole units: 4 slots leave one out
+    EXPECT_THROW(sn::run_with<norm_kind::rms>(narrow, x5.const_view(), y5.view(), none, none, 1e-5f), std::invalid_argument);
   }
   for (const auto& [group, vpt, stack] : {std::tuple{4, 1, 2}, std::tuple{64, 2, 2}, std::tuple{1, 4, 8}, std::tuple{2, 2, 3}}) {
     bad.group = group, bad.vpt = vpt, bad.stack = stack, bad.block = std::max(group, 128);

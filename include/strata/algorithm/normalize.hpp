@@ -542,11 +542,13 @@ path run(const char* op, matrix_view<const T> x, matrix_view<T> y, cuda::std::sp
                                 std::to_string(index_t(p.parts) * p.group * p.vpt) + " whole 16-byte units on 16-byte boundaries; these rows span " +
                                 std::to_string(needs.units.spanned) + " units" + (needs.whole && !needs.tail ? "" : ", not all whole or not in phase"));
   // A row plan given, not chosen, whose group has fewer threads than a row has elements in
-  // partial units would leave those elements out: each is held by a thread of its own.
-  if (p.shape == norm::shape::rows && p.spill == 0 && p.group < needs.units.partial)
-    throw std::invalid_argument("strata: normalization plan \"" + describe(p) + "\" holds a row with " + std::to_string(p.group) +
-                                " threads; these rows have " + std::to_string(needs.units.partial) +
-                                " elements in partial 16-byte units, one a thread");
+  // partial units, or fewer slots than the row has whole units, would leave elements out: each
+  // partial unit's element is held by a thread of its own, each whole unit by a slot.
+  if (p.shape == norm::shape::rows &&
+      ((p.spill == 0 && p.group < needs.units.partial) || index_t(p.group) * (p.vpt + p.spill) < needs.units.held))
+    throw std::invalid_argument("strata: normalization plan \"" + describe(p) + "\" holds a row with " + std::to_string(p.group) + " threads of " +
+                                std::to_string(p.vpt + p.spill) + " units; these rows have " + std::to_string(needs.units.held) +
+                                " whole 16-byte units and " + std::to_string(needs.units.partial) + " elements in partial units, one a thread");
   if (p.stack > 1 && (p.shape != norm::shape::rows || code_for(p, needs.whole, needs.tail) != code::whole || p.group > 32 || p.spill > 0 ||
                      p.vpt < 2 || (p.stack != 2 && p.stack != 4) || p.vpt * p.stack > max_vpt || index_t(p.group) * p.vpt < needs.units.held))
     throw std::invalid_argument("strata: normalization plan \"" + describe(p) + "\" stacks rows in a group: it needs 2 or 4 rows a group of "
