@@ -247,7 +247,9 @@ TEST(NormalizePlan, SixteenBitRowsTakePlansNearerTheBestScore) {
       const sn::plan p = sn::choose(sn::row_units{units, units, 0}, model);
       SCOPED_TRACE(std::to_string(units) + " units of " + std::to_string(size) + "-byte elements: " + sn::describe(p));
       ASSERT_FALSE(sn::poorly_coalesced(p));
-      if (units == 1) ASSERT_EQ(p.group, 1);
+      if (units == 1) {
+        ASSERT_EQ(p.group, 1);
+      }
       auto score_of = [&](const sn::plan& q) { return sn::score(q, units, model.blocks_per_sm(q), model.target_bytes_per_sm); };
       const sn::row_units u{units, units, 0};
       double best = 0;
@@ -283,8 +285,12 @@ TEST(NormalizePlan, RowsWithPartialUnitsAvoidNarrowGroupsOfSeveralUnits) {
           SCOPED_TRACE(std::to_string(held) + " whole units, " + std::to_string(partial) + " partial elements: " + sn::describe(p));
           const std::vector<sn::plan> all = sn::row_candidates(u.held, u.partial, model.row_group, model.stacked);
           const bool other = std::any_of(all.begin(), all.end(), [&](const sn::plan& q) { return !sn::poorly_coalesced(q, partial); });
-          if (other) ASSERT_FALSE(sn::poorly_coalesced(p, partial));
-          if (partial > 0 && held >= 2) ASSERT_FALSE(p.group * 16 < 64 && p.vpt >= 2);
+          if (other) {
+            ASSERT_FALSE(sn::poorly_coalesced(p, partial));
+          }
+          if (partial > 0 && held >= 2) {
+            ASSERT_FALSE(p.group * 16 < 64 && p.vpt >= 2);
+          }
           narrow_whole += partial == 0 && p.group * 16 < 64 && p.vpt >= 2 ? 1 : 0;
         }
     }
