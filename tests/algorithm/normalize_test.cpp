@@ -582,6 +582,10 @@ TYPED_TEST(Normalize, PrefetchAheadChangesNoBit) {
       const cuda::std::span<const T> gs(reinterpret_cast<const T*>(gb.data()), std::size_t(cols)), none;
       const sn::args<T> a{xv.data, yv.data, gs.data(), nullptr, rows, cols, pitch, pitch, 1e-5f};
       sn::plan p = sn::planned<norm_kind::layer, T>(sn::needs_of(a));
+      if (pitch == cols && std::size_t(cols) * sizeof(T) < sn::tiled_max_row_bytes) {  // short rows back to back: tiles, no prefetch
+        EXPECT_EQ(p.shape, sn::shape::tiled) << sn::describe(p);
+        continue;
+      }
       ASSERT_EQ(p.shape, sn::shape::rows) << sn::describe(p);
       std::vector<T> want;
       for (index_t ahead : {index_t(0), index_t(1), index_t(3), rows - 1, rows}) {
@@ -598,6 +602,108 @@ TYPED_TEST(Normalize, PrefetchAheadChangesNoBit) {
         else ASSERT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(T)), 0);
       }
     }
+}
+
+// Short rows lying back to back (dense tensors, in place) move as tiles (tiled_rows_kernel): the
+// chooser takes a tile for dense rows of up to tiled_max_row_bytes (not for 4 whole units) and for
+// no other layout; forced
+// tiles of 1, 7 and 64 rows and the chosen one write every row right (the check's poison) and
+// nothing past the rows (its guard elements), block ranges starting at every offset from a
+// 16-byte boundary (7-row tiles) and rows starting off one (a base one element past a boundary);
+// tiles for rows that are not back to back or longer than a thread holds are refused.
+// Rows at every length up to tiled_max_cols: the threads move them in words of 16, 8 or 4 bytes
+// or element by element, as their places in shared memory allow.
+TYPED_TEST(Normalize, ShortRowsBackToBackMoveAsTiles) {
+  using T = TypeParam;
+  namespace sn = strata::detail::norm;
+  STRATA_SEED_TRACE();
+  const int most = sn::tiled_max_cols<T>;
+  for (index_t cols = 1; cols <= most; ++cols) {
+    SCOPED_TRACE(std::to_string(cols) + " cols");
+    // Tiled: rows back to back of up to tiled_max_row_bytes, but for 4 whole 16-byte units.
+    const std::size_t bytes = std::size_t(cols) * sizeof(T);
+    const bool short_row = bytes <= sn::tiled_max_row_bytes && !(bytes % 16 == 0 && bytes >= 64);
+    const index_t pitches[] = {cols, cols + 3};
+    for (index_t pitch : pitches) {
+      const sn::args<T> a{reinterpret_cast<const T*>(std::uintptr_t(256)), reinterpret_cast<T*>(std::uintptr_t(1024)), nullptr, nullptr,
+                          100, cols, pitch, pitch, 1e-5f};
+      const sn::plan p = sn::planned<norm_kind::layer, T>(sn::needs_of(a));
+      EXPECT_EQ(p.shape == sn::shape::tiled, short_row && pitch == cols) << sn::describe(p) << ", pitch " << pitch;
+    }
+    sn::plan tiled = sn::tiled_plan(cols, int(sizeof(T)));
+    const bool small = cols % 5 == 1 || cols == most;  // every length under the sanitizers would take too long
+    if (strata_test::under_sanitizer() && !small) continue;
+    for (index_t tile : {index_t(1), index_t(7), index_t(64), tiled.tile}) {
+      sn::plan f = tiled;
+      f.tile = tile;
+      SCOPED_TRACE("tile " + std::to_string(tile));
+      const index_t rows = std::min<index_t>(3 * tile + 5, 4000);
+      check<norm_kind::layer, T>(rows, cols, layout::dense, true, 0, given::both, &f);
+      check<norm_kind::rms, T>(rows, cols, layout::in_place, true, 0, given::both, &f);
+      if (tile == 7) {
+        check<norm_kind::layer, T>(rows, cols, layout::in_place, false, 0, given::both, &f);
+        check<norm_kind::layer, T>(rows, cols, layout::dense, true, 1, given::gamma_only, &f);
+        check<norm_kind::layer, T>(rows, cols, layout::dense, true, 0, given::beta_only, &f);
+        check<norm_kind::rms, T>(rows, cols, layout::dense, false, 0, given::both, &f);
+      }
+    }
+    // The chosen plan on the same rows (tiled where short).
+    check<norm_kind::layer, T>(1000, cols, layout::dense, true);
+    check<norm_kind::rms, T>(1000, cols, layout::in_place, true);
+
+    // Rows starting one element past a 16-byte boundary, x and y alike: against the same rows at
+    // the boundary (the statistics do not depend on where a row lies).
+    const index_t rows = 37;
+    std::mt19937_64 g(strata_test::test_seed() ^ std::uint64_t(cols));
+    std::normal_distribution<float> d(0.5f, 2.0f);
+    std::vector<T> x(static_cast<std::size_t>(rows * cols + 1));
+    for (auto& e : x) e = strata::from_float<T>(d(g));
+    strata::buffer bx(x.size() * sizeof(T), strata::memory_space::device), by(x.size() * sizeof(T), strata::memory_space::device);
+    std::vector<std::vector<T>> got;
+    for (int shift : {0, 1}) {
+      strata::copy_bytes(reinterpret_cast<T*>(bx.data()) + shift, x.data() + 1, std::size_t(rows * cols) * sizeof(T));
+      const auto xv = strata::make_matrix_view<const T>(reinterpret_cast<const T*>(bx.data()) + shift, rows, cols, cols);
+      const auto yv = strata::make_matrix_view(reinterpret_cast<T*>(by.data()) + shift, rows, cols, cols);
+      for (index_t tile : {index_t(1), index_t(7), tiled.tile}) {
+        sn::plan f = tiled;
+        f.tile = tile;
+        sn::run_with<norm_kind::layer>(f, xv, yv, cuda::std::span<const T>{}, cuda::std::span<const T>{}, 1e-5f);
+        strata::synchronize(strata::stream_t{});
+        got.emplace_back(static_cast<std::size_t>(rows * cols));
+        strata::copy_bytes(got.back().data(), reinterpret_cast<const T*>(by.data()) + shift, got.back().size() * sizeof(T));
+      }
+    }
+    for (std::size_t i = 1; i < got.size(); ++i)
+      ASSERT_EQ(std::memcmp(got[i].data(), got[0].data(), got[0].size() * sizeof(T)), 0) << "run " << i << " differs from the first";
+
+    // Refused: rows not back to back (a pitch past the row, an output at another offset), rows
+    // longer than a tiled thread holds, no rows a tile, blocks of another size.
+    auto refused = [&](index_t c, index_t pitch, int y_shift, sn::plan f) {
+      strata::buffer b(std::size_t(8 * pitch + 16) * sizeof(T), strata::memory_space::device);
+      const auto xv = strata::make_matrix_view<const T>(reinterpret_cast<const T*>(b.data()), 8, c, pitch);
+      const auto yv = strata::make_matrix_view(reinterpret_cast<T*>(b.data()) + y_shift, 8, c, pitch);
+      EXPECT_THROW(sn::run_with<norm_kind::rms>(f, xv, yv, cuda::std::span<const T>{}, cuda::std::span<const T>{}, 1e-5f), std::invalid_argument)
+          << c << " cols, pitch " << pitch << ", y shifted " << y_shift << ", " << sn::describe(f);
+    };
+    refused(cols, cols + 3, 0, tiled);
+    refused(cols, cols, 1, tiled);
+    sn::plan none = tiled, other = tiled;
+    none.tile = 0, other.block = 128;
+    refused(cols, cols, 0, none);
+    refused(cols, cols, 0, other);
+    if (cols > 1) {  // a thread holding fewer elements than a row has
+      sn::plan narrow = tiled;
+      narrow.group = int(cols) / 2;
+      refused(cols, cols, 0, narrow);
+    }
+  }
+  {  // rows longer than a tiled thread holds
+    sn::plan f = sn::tiled_plan(most, int(sizeof(T)));
+    strata::buffer b(std::size_t(8 * (most + 1)) * sizeof(T), strata::memory_space::device);
+    const auto xv = strata::make_matrix_view<const T>(reinterpret_cast<const T*>(b.data()), 8, most + 1, most + 1);
+    const auto yv = strata::make_matrix_view(reinterpret_cast<T*>(b.data()), 8, most + 1, most + 1);
+    EXPECT_THROW(sn::run_with<norm_kind::rms>(f, xv, yv, cuda::std::span<const T>{}, cuda::std::span<const T>{}, 1e-5f), std::invalid_argument);
+  }
 }
 
 // Short rows of whole units whose groups stack several rows (stacked_rows_kernel): every stacked

@@ -1,7 +1,8 @@
 // The kernels of strata's row normalization (normalize.hpp): the reductions of a row's statistics
 // over a group of threads, the rows kernel (a group holds each row in registers, a block past them
 // in shared memory too), the block rows kernel (a block of up to 1024 threads or a cluster of
-// blocks per row of whole units) and the streamed kernel (longer rows, in chunks); with the helpers
+// blocks per row of whole units), the streamed kernel (longer rows, in chunks) and the tiled kernel
+// (short rows lying back to back); with the helpers
 // the host backend's emulation shares. The plan that picks among them and the launch are in
 // normalize.hpp.
 #pragma once
@@ -11,6 +12,8 @@
 #include <strata/config.hpp>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 #if defined(STRATA_BACKEND_CUDA)
 #include <cooperative_groups.h>
@@ -49,6 +52,121 @@ decltype(auto) with_vpt(int vpt, F&& f) {
 template <class T>
 STRATA_HD constexpr bool merges_warps(int G, bool cluster = false) {
   return G > 32 && (cluster || sizeof(T) >= 4 || G > max_group);
+}
+
+/// The words a tiled thread moves a row's elements in: 4, 8 or 16 bytes where the row's address
+/// and length allow, so a warp's shared-memory accesses to rows of 8-64 bytes cover its banks in
+/// fewer passes than element by element.
+template <int Bytes>
+struct alignas(Bytes) row_word {
+  std::uint32_t w[Bytes / 4];
+};
+
+/// Elements [0, cols) of `row` into v in words of W (cols a multiple of W's elements), and back.
+template <class W, class T, int C>
+STRATA_HD inline void read_short_row(const T* row, int cols, float (&v)[C]) {
+  constexpr int E = int(sizeof(W) / sizeof(T));
+  STRATA_UNROLL
+  for (int j = 0; j < (C + E - 1) / E; ++j)
+    if (j * E < cols) {
+      T t[E];
+#if defined(__CUDA_ARCH__)
+      const W word = reinterpret_cast<const W*>(row)[j];  // one access of the word's width
+      std::memcpy(t, &word, sizeof(W));
+#else
+      std::memcpy(t, row + j * E, sizeof(W));
+#endif
+      STRATA_UNROLL
+      for (int e = 0; e < E; ++e)
+        if (j * E + e < C) v[j * E + e] = to_float(t[e]);
+    }
+}
+template <class W, class T, int C>
+STRATA_HD inline void write_short_row(T* row, int cols, const float (&v)[C]) {
+  constexpr int E = int(sizeof(W) / sizeof(T));
+  STRATA_UNROLL
+  for (int j = 0; j < (C + E - 1) / E; ++j)
+    if (j * E < cols) {
+      T t[E];
+      STRATA_UNROLL
+      for (int e = 0; e < E; ++e) t[e] = from_float<T>(j * E + e < C ? v[j * E + e] : 0.0f);
+#if defined(__CUDA_ARCH__)
+      W word;
+      std::memcpy(&word, t, sizeof(W));
+      reinterpret_cast<W*>(row)[j] = word;
+#else
+      std::memcpy(row + j * E, t, sizeof(W));
+#endif
+    }
+}
+
+/// One short row of `cols` elements (at most C), normalized where it lies (tiled plans: a row in
+/// shared memory on the GPU, a copy of it on the host backend, whose emulation computes the same
+/// bits): read once into registers in the widest words its address and length allow, the sums in
+/// element order, written back once the same way.
+template <norm_kind Kind, class T, int C>
+STRATA_HD inline void normalize_short_row(T* row, int cols, const T* gamma, const T* beta, float eps) {
+  float v[C];
+  STRATA_UNROLL
+  for (int c = 0; c < C; ++c) v[c] = 0.0f;
+  const std::size_t fit = std::size_t(reinterpret_cast<std::uintptr_t>(row)) | (std::size_t(cols) * sizeof(T));
+  auto in_words = [&](auto word, bool write) {
+    using W = decltype(word);
+    if (write) write_short_row<W, T, C>(row, cols, v);
+    else read_short_row<W, T, C>(row, cols, v);
+  };
+  // Words no wider than the row's capacity (a wider one never fits a row of at most C elements).
+  constexpr std::size_t most = std::size_t(C) * sizeof(T);
+  auto move = [&](bool write) {
+    if constexpr (most >= 16)
+      if (fit % 16 == 0) return in_words(row_word<16>{}, write);
+    if constexpr (most >= 8)
+      if (fit % 8 == 0) return in_words(row_word<8>{}, write);
+    if constexpr (most >= 4 && sizeof(T) < 4)
+      if (fit % 4 == 0) return in_words(row_word<4>{}, write);
+    in_words(T{}, write);
+  };
+  move(false);
+  float sum = 0.0f;
+  if constexpr (Kind == norm_kind::layer) {
+    STRATA_UNROLL
+    for (int c = 0; c < C; ++c)
+      if (c < cols) sum = add_rn(sum, v[c]);
+  }
+  const float centre = Kind == norm_kind::layer ? sum / float(cols) : 0.0f;
+  float m2 = 0.0f;
+  STRATA_UNROLL
+  for (int c = 0; c < C; ++c) {
+    const float d = v[c] - centre;
+    if (c < cols) m2 = add_rn(m2, mul_rn(d, d));
+  }
+  float mean, rstd;
+  finish<Kind>(moments{float(cols), centre, m2}, cols, eps, mean, rstd);
+  STRATA_UNROLL
+  for (int c = 0; c < C; ++c)
+    if (c < cols) {
+      const float g = gamma ? to_float(gamma[c]) : 1.0f, b = beta ? to_float(beta[c]) : 0.0f;
+      v[c] = add_rn(mul_rn(v[c] - mean, mul_rn(rstd, g)), b);
+    }
+  move(true);
+}
+/// The most elements a tiled plan's row holds (its thread keeps the row in registers).
+template <class T>
+inline constexpr int tiled_max_cols = int(tiled_max_row_bytes / sizeof(T));
+/// Calls f.template operator()<C>() with the row capacity of a tiled plan (plan::group: a power of
+/// two from 1 to tiled_max_cols<T>).
+template <class T, class F>
+decltype(auto) with_tile_cols(int group, F&& f) {
+  if (group <= 1) return f.template operator()<1>();
+  if (group <= 2) return f.template operator()<2>();
+  if (group <= 4) return f.template operator()<4>();
+  if (group <= 8) return f.template operator()<8>();
+  if constexpr (tiled_max_cols<T> >= 32) {
+    if (group <= 16) return f.template operator()<16>();
+    return f.template operator()<32>();
+  } else {
+    return f.template operator()<16>();
+  }
 }
 
 #if defined(STRATA_BACKEND_CUDA)
@@ -244,6 +362,48 @@ __device__ inline vec::word16 load16_if(const vec::word16* p, bool pred) {
       : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
       : "l"(p), "r"(int(pred)));
   return r;
+}
+
+/// Short rows lying back to back (shape::tiled; x's and y's rows at one offset from 16-byte
+/// boundaries): block b takes rows [b x tile, (b + 1) x tile), one range of memory, which its
+/// threads copy into shared memory 16 bytes at a time (cp.async; the range's partial first and
+/// last vectors element by element), then each thread normalizes one row at a time there
+/// (normalize_short_row), then the range goes back out as it came in. However short the rows, a
+/// warp's accesses cover 512 contiguous bytes, where a group of threads per row would move a few
+/// bytes a thread. Rows in place (x == y) are safe: a block reads all of its range before it
+/// writes, and no other block touches it.
+template <norm_kind Kind, class T, int C>
+__global__ void __launch_bounds__(tiled_block) tiled_rows_kernel(args<T> a, index_t tile) {
+  extern __shared__ vec::word16 tile_units[];
+  constexpr int L = lanes<T>;
+  T* const el = reinterpret_cast<T*>(tile_units);
+  const index_t r0 = index_t(blockIdx.x) * tile, rows = a.rows - r0 < tile ? a.rows - r0 : tile;
+  const index_t e0 = r0 * a.cols, n = rows * a.cols;
+  const int head = int(reinterpret_cast<std::uintptr_t>(a.x + e0) % 16 / sizeof(T));
+  const index_t units = (head + n + L - 1) / L;
+  for (index_t u = threadIdx.x; u < units; u += blockDim.x) {
+    const index_t first = u * L - head;  // the element of the range in the vector's first lane
+    if (first >= 0 && first + L <= n) {
+      copy16_async(tile_units + u, a.x + e0 + first);
+    } else {
+      for (int i = 0; i < L; ++i)
+        if (first + i >= 0 && first + i < n) el[u * L + i] = a.x[e0 + first + i];
+    }
+  }
+  wait_copies();
+  __syncthreads();
+  for (index_t i = threadIdx.x; i < rows; i += blockDim.x)
+    normalize_short_row<Kind, T, C>(el + head + i * a.cols, int(a.cols), a.gamma, a.beta, a.eps);
+  __syncthreads();
+  for (index_t u = threadIdx.x; u < units; u += blockDim.x) {
+    const index_t first = u * L - head;
+    if (first >= 0 && first + L <= n) {
+      store16(a.y + e0 + first, tile_units[u]);
+    } else {
+      for (int i = 0; i < L; ++i)
+        if (first + i >= 0 && first + i < n) a.y[e0 + first + i] = el[u * L + i];
+    }
+  }
 }
 
 /// Rows of whole units (code::block: every row on a 16-byte boundary and a whole number of units,

@@ -27,6 +27,9 @@ enum class shape : int {
   cluster,   ///< rows of whole units held by a cluster of `parts` blocks, block q holding the
              ///< units [q, q + 1) x `group` x `vpt` in registers; the blocks merge their
              ///< statistics through distributed shared memory (sm_90 and later)
+  tiled,     ///< short rows lying back to back: a block of `block` threads takes `tile` rows, reads
+             ///< their bytes into shared memory in 16-byte vectors, normalizes a row a thread and
+             ///< writes them back the same way
 };
 
 struct plan {
@@ -40,6 +43,7 @@ struct plan {
   index_t ahead = 0;  // rows, cluster: a group first asks L2 for the row this many rows past its own (0: none)
   int spill = 0;      // rows: units a thread holds in shared memory past its vpt in registers
   int stack = 1;      // rows: rows a group holds at once, vpt units of each (groups within a warp)
+  index_t tile = 0;   // tiled: rows a block holds
 };
 
 inline constexpr int max_vpt = 8;         // units per thread: 32 registers of row data at most
@@ -51,6 +55,22 @@ inline constexpr int max_cluster = 8;     // blocks of a cluster plan: the porta
 /// Dynamic shared memory of a plan's blocks: the units they hold past their registers.
 inline std::size_t spill_bytes(const plan& p) { return std::size_t(p.spill) * std::size_t(p.block) * 16; }
 
+/// Tiled plans (rows lying back to back, shape::tiled): blocks of tiled_block threads, each taking
+/// about tiled_bytes of rows, a thread holding a row of at most tiled_max_row_bytes in registers.
+/// A block's rows span one range of memory, which its threads read and write as 16-byte vectors
+/// however short the rows are, where a group of threads per row moves a row's few bytes per access.
+/// On the H200, at 36 widths of dense rows of 1-62 bytes, tiled ran 1.25-18x faster than the
+/// fastest row plan weighed (fp32 rows of 1-15 elements at 0.54-0.90 of a copy, bf16 rows of 1-31
+/// at 0.29-0.81) but for bf16 rows of 24 elements (3 whole units: 0.88-0.93x, a row plan stacking
+/// 4 rows being faster); rows of 4 whole 16-byte units (64 bytes) ran 1.01-1.33x faster in row plans
+/// (bench/results/raw-2026-11-29-norm-tiled/, call 2), so those keep them (tiled_fits).
+inline constexpr int tiled_block = 256;
+inline constexpr std::size_t tiled_bytes = 16 * 1024;
+inline constexpr std::size_t tiled_max_row_bytes = 64;
+/// Dynamic shared memory of a tiled plan's blocks for rows of `row_bytes`: the rows, and the two
+/// vectors the range's unaligned ends reach into.
+inline std::size_t tile_shared_bytes(const plan& p, std::size_t row_bytes) { return std::size_t(p.tile) * row_bytes + 32; }
+
 /// The most units a thread of a block holding a whole row keeps in shared memory past its 8 in
 /// registers (wide_candidates), by kind: in the probe such blocks ran 10-25% faster than streamed
 /// rows up to these lengths on the H200 (RMS norm reads each shared unit twice, layer norm three
@@ -60,11 +80,12 @@ inline std::size_t spill_bytes(const plan& p) { return std::size_t(p.spill) * st
 inline constexpr int layer_max_spill = 2, rms_max_spill = 8;
 
 inline std::string describe(const plan& p) {
-  static const char* names[] = {"rows", "streamed", "cluster"};
+  static const char* names[] = {"rows", "streamed", "cluster", "tiled"};
   return std::string(names[int(p.shape)]) + " group=" + std::to_string(p.group) + " vpt=" + std::to_string(p.vpt) +
          " block=" + std::to_string(p.block) + (p.parts > 1 ? " parts=" + std::to_string(p.parts) : "") +
          (p.shape == norm::shape::streamed ? " grid=" + std::to_string(p.grid) + " lag=" + std::to_string(p.lag) : "") +
          (p.spill > 0 ? " spill=" + std::to_string(p.spill) : "") + (p.stack > 1 ? " stack=" + std::to_string(p.stack) : "") +
+         (p.shape == norm::shape::tiled ? " tile=" + std::to_string(p.tile) : "") +
          (p.ahead > 0 ? " ahead=" + std::to_string(p.ahead) : "");
 }
 
@@ -197,7 +218,7 @@ struct device_model {
 /// distance from 1 to 8 MB (the same file); nor do blocks holding rows partly in shared memory
 /// (3-10% slower, bench/results/raw-2026-11-28-norm-wide/wide-1.txt).
 inline void set_ahead(plan& p, index_t units, const device_model& dev) {
-  if (p.shape == norm::shape::streamed || p.spill > 0 || dev.prefetch_bytes <= 0) return;
+  if (p.shape == norm::shape::streamed || p.shape == norm::shape::tiled || p.spill > 0 || dev.prefetch_bytes <= 0) return;
   p.ahead = std::max<index_t>(1, index_t(std::llround(dev.prefetch_bytes / (double(units) * 16.0))));
 }
 
@@ -324,7 +345,27 @@ inline bool cluster_plan(index_t units, const device_model& dev, plan& out) {
 struct row_units {
   index_t spanned, held;
   int partial;
+  /// Bytes of a row where x's and y's rows lie back to back (pitch = row length) at one offset from
+  /// 16-byte boundaries, so a run of rows is one range of memory (tiled plans); 0 otherwise.
+  index_t dense_bytes = 0;
+  int element_size = 0;  // with dense_bytes: the rows' element size
 };
+
+/// Whether choose() takes the tiled plan for such rows: rows lying back to back of at most
+/// tiled_max_row_bytes, other than rows of 4 or more whole units (stacked row plans serve those).
+inline bool tiled_fits(const row_units& u) {
+  return u.dense_bytes > 0 && std::size_t(u.dense_bytes) <= tiled_max_row_bytes && !(u.partial == 0 && u.held >= 4);
+}
+
+/// The tiled plan for rows lying back to back of `cols` elements of `size` bytes: tiled_bytes of
+/// rows a block, each thread holding a row of up to `group` elements (the power of two at or above
+/// the row's; the kernel is built for each).
+inline plan tiled_plan(index_t cols, int size) {
+  plan p;
+  p.shape = norm::shape::tiled, p.group = int(next_pow2(std::size_t(std::max<index_t>(1, cols)))), p.vpt = 1, p.block = tiled_block;
+  p.tile = std::max<index_t>(1, index_t(tiled_bytes) / std::max<index_t>(1, cols * size));
+  return p;
+}
 
 /// The row plans choose() weighs for such rows: row_candidates (stacked where the model allows),
 /// less those that serve rows poorly (poorly_coalesced) where any other fits.
@@ -343,6 +384,7 @@ inline std::vector<plan> weighed_rows(const row_units& u, const device_model& de
 /// blocks up to the model's cluster limit (cluster_plan), and streamed beyond (blocks of 128
 /// threads and more hold any row's partial elements; no limit on row length).
 inline plan choose(const row_units& u, const device_model& dev) {
+  if (tiled_fits(u)) return tiled_plan(u.dense_bytes / u.element_size, u.element_size);
   plan best;
   double best_score = -1;
   auto score_of = [&](const plan& p) {
@@ -381,6 +423,7 @@ inline std::vector<plan> considered(const row_units& u, const device_model& dev)
   }
   for (const plan& p : cluster_candidates(u.held, dev)) out.push_back(p);
   for (plan& p : out) set_ahead(p, u.spanned, dev);
+  if (u.dense_bytes > 0 && std::size_t(u.dense_bytes) <= tiled_max_row_bytes) out.push_back(tiled_plan(u.dense_bytes / u.element_size, u.element_size));
   return out;
 }
 
@@ -390,7 +433,7 @@ inline device_model host_model() {
   device_model m;
   m.max_cluster = max_cluster;
   m.blocks_per_sm = [](const plan& p) {
-    const int regs = 32 + 4 * p.vpt * p.stack, smem = 1024 + p.spill * p.block * 16;  // 228 KiB of shared memory an SM
+    const int regs = 32 + 4 * p.vpt * p.stack, smem = 1024 + p.spill * p.block * 16 + (p.shape == norm::shape::tiled ? int(tiled_bytes) + 32 : 0);  // 228 KiB of shared memory an SM
     return std::max(0, std::min({32, 2048 / p.block, 65536 / (p.block * regs), 228 * 1024 / smem}));
   };
   return m;

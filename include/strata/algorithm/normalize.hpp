@@ -67,6 +67,8 @@ inline void fit_to_rows(device_model& m, norm_kind kind, bool whole, bool tail, 
 template <norm_kind Kind, class T, int V>
 const void* kernel_of(const plan& p, code c) {
   const bool whole = c != code::general;
+  if (p.shape == norm::shape::tiled)
+    return with_tile_cols<T>(p.group, [&]<int C>() { return reinterpret_cast<const void*>(&tiled_rows_kernel<Kind, T, C>); });
   if (p.shape == norm::shape::streamed)
     return whole ? reinterpret_cast<const void*>(&streamed_kernel<Kind, T, V, true>) : reinterpret_cast<const void*>(&streamed_kernel<Kind, T, V, false>);
   if (p.spill > 0)
@@ -173,6 +175,7 @@ device_model gpu_model(bool whole, bool tail) {
       const void* k = kernel_of<Kind, T, V>(p, code_for(p, whole, tail));
       if (p.spill > 0 && spill_bytes(p) > allow_spill(k)) return 0;
       if (p.shape == norm::shape::cluster) return cluster_blocks_per_sm(k, p.block, p.parts);
+      if (p.shape == norm::shape::tiled) return strata::detail::blocks_per_sm(k, p.block, tiled_bytes + 32);
       return strata::detail::blocks_per_sm(k, p.block, spill_bytes(p));
     });
   };
@@ -184,8 +187,8 @@ device_model gpu_model(bool whole, bool tail) {
 template <norm_kind Kind, class T>
 plan chosen(const row_units& units, bool whole, bool tail) {
   static std::mutex m;
-  static std::map<std::tuple<int, index_t, index_t, int, bool, bool>, plan> cache;
-  const auto key = std::make_tuple(current_device(), units.spanned, units.held, units.partial, whole, tail);
+  static std::map<std::tuple<int, index_t, index_t, int, index_t, bool, bool>, plan> cache;
+  const auto key = std::make_tuple(current_device(), units.spanned, units.held, units.partial, units.dense_bytes, whole, tail);
   {
     std::lock_guard<std::mutex> lock(m);
     if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -203,7 +206,14 @@ inline void check_blocks(index_t blocks, index_t rows) {
 template <norm_kind Kind, class T>
 void launch(const plan& p, const args<T>& a, code c, stream_t stream) {
   const bool whole = c != code::general;
-  if (p.shape == norm::shape::rows && p.spill > 0) {  // a block per row, part of it in shared memory
+  if (p.shape == norm::shape::tiled) {  // run() has checked that the rows lie back to back, in phase
+    const index_t blocks = (a.rows + p.tile - 1) / p.tile;
+    check_blocks(blocks, a.rows);
+    with_tile_cols<T>(p.group, [&]<int C>() {
+      tiled_rows_kernel<Kind, T, C><<<unsigned(blocks), p.block, tile_shared_bytes(p, std::size_t(a.cols) * sizeof(T)), stream>>>(a, p.tile);
+    });
+    check_launch("normalization kernel (short rows in tiles)");
+  } else if (p.shape == norm::shape::rows && p.spill > 0) {  // a block per row, part of it in shared memory
     check_blocks(a.rows, a.rows);
     allow_spill(kernel_of<Kind, T, max_vpt>(p, c));  // run() has checked the plan against its limit
     if (whole) rows_kernel<Kind, T, max_vpt, true, true><<<unsigned(a.rows), p.block, spill_bytes(p), stream>>>(a, p.group, p.ahead, p.spill);
@@ -362,6 +372,18 @@ void host_row(const plan& p, const args<T>& a, code c, index_t r) {
 
 template <norm_kind Kind, class T>
 void host_rows(const plan& p, const args<T>& a, code c) {
+  if (p.shape == norm::shape::tiled) {  // the kernel's rows in shared memory: here a copy of each
+    with_tile_cols<T>(p.group, [&]<int C>() {
+      STRATA_PARALLEL_FOR_IF(a.rows > 4096)
+      for (index_t r = 0; r < a.rows; ++r) {
+        alignas(16) T row[C];
+        std::copy(a.x + r * a.x_pitch, a.x + r * a.x_pitch + a.cols, row);
+        normalize_short_row<Kind, T, C>(row, int(a.cols), a.gamma, a.beta, a.eps);
+        std::copy(row, row + a.cols, a.y + r * a.y_pitch);
+      }
+    });
+    return;
+  }
   if (p.spill > 0) {
     STRATA_PARALLEL_FOR_IF(a.rows > 16)
     for (index_t r = 0; r < a.rows; ++r) host_row<Kind, T, max_vpt, true>(p, a, c, r);
@@ -400,6 +422,13 @@ bool offsets_vary(const args<T>& a) {
   return a.rows > 1 && (std::size_t(a.x_pitch) * sizeof(T)) % 16 != 0;
 }
 
+/// Whether x's rows and y's lie back to back (pitch = row length) at one offset from 16-byte
+/// boundaries: a run of rows is then one range of memory in each (tiled plans).
+template <class T>
+bool lies_back_to_back(const args<T>& a) {
+  return a.x_pitch == a.cols && a.y_pitch == a.cols && same_phase(a.x, a.y);
+}
+
 /// What a plan must cover for these rows (norm_plan.hpp: row_units) and whether the kernels' fast
 /// path applies (whole_units and y's rows in phase with x's). Rows that all start at one offset
 /// from a 16-byte boundary give exact counts; rows whose pitch moves that offset take the largest
@@ -413,6 +442,7 @@ row_needs needs_of(const args<T>& a) {
   const int L = lanes<T>, head0 = first_head(a);
   const bool vary = offsets_vary(a);
   row_needs n{row_units{0, 1, 0}, whole_units(a) && in_phase(a), a.cols % L != 0};
+  if (lies_back_to_back(a)) n.units.dense_bytes = a.cols * index_t(sizeof(T)), n.units.element_size = int(sizeof(T));
   for (int head = vary ? 0 : head0; head <= (vary ? L - 1 : head0); ++head) {
     const index_t units = units_spanned(a.cols, int(sizeof(T)), head);
     const row_span s{a.cols, units, head > 0 ? 1 : 0, (head + a.cols) / L, head};
@@ -566,8 +596,17 @@ path run(const char* op, matrix_view<const T> x, matrix_view<T> y, cuda::std::sp
                                 std::to_string(max_group) + " threads (a multiple of 32) holding 1 to " + std::to_string(max_vpt) +
                                 " units a thread, on a grid of at least one block, with a lag of at least a row's chunks, and chunks that cover "
                                 "the row; these rows span " + std::to_string(needs.units.spanned) + " units");
+  // A tiled plan given, not chosen: its blocks read a range of rows as one, and its threads hold a
+  // row in registers.
+  if (p.shape == norm::shape::tiled &&
+      (!lies_back_to_back(a) || std::size_t(a.cols) * sizeof(T) > tiled_max_row_bytes || p.group < a.cols || p.tile < 1 || p.block != tiled_block ||
+       tile_shared_bytes(p, std::size_t(a.cols) * sizeof(T)) > 48 * 1024))
+    throw std::invalid_argument("strata: normalization plan \"" + describe(p) + "\" takes rows of at most " + std::to_string(tiled_max_row_bytes) +
+                                " bytes lying back to back in x and y at one offset from 16-byte boundaries, blocks of " +
+                                std::to_string(tiled_block) + " threads and at most 48 KiB of rows a block; these rows hold " +
+                                std::to_string(std::size_t(a.cols) * sizeof(T)) + " bytes" + (lies_back_to_back(a) ? "" : ", not back to back"));
   std::optional<scratch_block> copies;  // given back in stream order after the launch
-  affine_copies(a, copies, stream);
+  if (p.shape != norm::shape::tiled) affine_copies(a, copies, stream);  // tiled rows read gamma and beta as given
   a.vec_rows = vec_rows(a);
   a.pad_tail = y.owns_padding && needs.whole && needs.tail;
 #if defined(STRATA_BACKEND_CUDA)
