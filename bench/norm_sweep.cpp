@@ -7,7 +7,9 @@
 // validated plan's time. Beside the ratio to a 1 GiB cudaMemcpy (the project's reference, as in
 // strata_bench), each point also times a cudaMemcpy of its own input's bytes: a copy moving about
 // 256 MB runs below the 1 GiB copy's rate itself (launch, ramp and drain weigh more).
-//   norm_sweep [--coarse] [--validate] [--hidden h1,h2,...] [--out FILE]
+// With --dense, rows lie back to back in plain device buffers (a tensor someone else allocated)
+// instead of strata's matrix, whose rows start on 16-byte boundaries.
+//   norm_sweep [--coarse] [--validate] [--dense] [--hidden h1,h2,...] [--out FILE]
 #include "common.hpp"
 
 #include <strata/algorithm/normalize.hpp>
@@ -27,6 +29,7 @@ namespace {
 
 using strata::index_t;
 namespace sn = strata::detail::norm;
+bool dense_rows = false;  // --dense
 
 std::vector<index_t> hiddens(bool coarse) {
   std::set<index_t> h = {1000, 1023, 1025, 3000, 4095, 4097, 5000, 12288, 32768, 65536, 262144};
@@ -75,8 +78,21 @@ struct row {
 template <strata::norm_kind Kind, class T>
 row measure(const char* dtype, index_t hidden, bool validate) {
   const index_t rows = std::max<index_t>(1, strata_bench::scaled(index_t(256) << 20) / (2 * hidden * index_t(sizeof(T))));
-  strata::matrix<T> x(rows, hidden), y(rows, hidden), g(1, hidden), b(1, hidden);
-  auto xv = x.view();
+  // strata's matrix (rows padded to 16-byte boundaries), or with --dense rows back to back in plain
+  // device buffers, as a tensor someone else allocated holds them.
+  strata::matrix<T> mx, my, g(1, hidden), b(1, hidden);
+  strata::buffer dx, dy;
+  strata::matrix_view<T> xv, yv;
+  if (dense_rows) {
+    dx = strata::buffer(std::size_t(rows * hidden) * sizeof(T), strata::memory_space::device);
+    dy = strata::buffer(std::size_t(rows * hidden) * sizeof(T), strata::memory_space::device);
+    xv = strata::make_matrix_view(reinterpret_cast<T*>(dx.data()), rows, hidden, hidden);
+    yv = strata::make_matrix_view(reinterpret_cast<T*>(dy.data()), rows, hidden, hidden);
+  } else {
+    mx = strata::matrix<T>(rows, hidden), my = strata::matrix<T>(rows, hidden);
+    xv = mx.view(), yv = my.view();
+  }
+  const auto xc = strata::make_matrix_view<const T>(xv.data, rows, hidden, xv.pitch);
   thrust::tabulate(thrust::device, xv.data, xv.data + rows * xv.pitch, hashed<T>{});
   std::vector<T> ones(std::size_t(hidden), strata::from_float<T>(1.0f)), zeros(std::size_t(hidden), strata::from_float<T>(0.0f));
   g.copy_from_host(ones.data());
@@ -84,17 +100,17 @@ row measure(const char* dtype, index_t hidden, bool validate) {
   const cuda::std::span<const T> gs(g.const_view().data, std::size_t(hidden)), bs(b.const_view().data, std::size_t(hidden));
   const cuda::std::span<const T> beta = Kind == strata::norm_kind::layer ? bs : cuda::std::span<const T>{};
   auto call = [&](const sn::plan* p) {
-    if (p) return sn::run_with<Kind>(*p, x.const_view(), y.view(), gs, beta, 1e-5f);
-    if constexpr (Kind == strata::norm_kind::layer) return strata::layer_norm<T>(x.const_view(), y.view(), gs, bs, 1e-5f);
-    else return strata::rms_norm<T>(x.const_view(), y.view(), gs, 1e-5f);
+    if (p) return sn::run_with<Kind>(*p, xc, yv, gs, beta, 1e-5f);
+    if constexpr (Kind == strata::norm_kind::layer) return strata::layer_norm<T>(xc, yv, gs, bs, 1e-5f);
+    else return strata::rms_norm<T>(xc, yv, gs, 1e-5f);
   };
   row r{Kind == strata::norm_kind::layer ? "layer_norm" : "rms_norm", dtype, "", "", rows, hidden,
         2.0 * double(rows) * double(hidden) * sizeof(T), 0, 0, 0, {}};
-  const sn::args<T> a{xv.data, xv.data, gs.data(), beta.data(), rows, hidden, xv.pitch, xv.pitch, 1e-5f};
+  const sn::args<T> a{xv.data, yv.data, gs.data(), beta.data(), rows, hidden, xv.pitch, yv.pitch, 1e-5f};
   const sn::row_needs needs = sn::needs_of(a);
   r.chosen = sn::describe(sn::planned<Kind, T>(needs));
   r.ms = median_ms([&] { call(nullptr); });
-  r.copy_ms = median_ms([&] { strata::copy_bytes_async(y.view().data, xv.data, std::size_t(r.bytes / 2), strata::stream_t{}); });
+  r.copy_ms = median_ms([&] { strata::copy_bytes_async(yv.data, xv.data, std::size_t(r.bytes / 2), strata::stream_t{}); });
   r.best = r.chosen, r.best_ms = r.ms;
   if (validate) {
 #if defined(STRATA_BACKEND_CUDA)
@@ -144,9 +160,10 @@ int main(int argc, char** argv) {
     const std::string a = argv[i];
     if (a == "--coarse") coarse = true;
     else if (a == "--validate") validate = true;
+    else if (a == "--dense") dense_rows = true;
     else if (a == "--hidden" && i + 1 < argc) only = parse_list(argv[++i]);
     else if (a == "--out" && i + 1 < argc) out = argv[++i];
-    else return std::fprintf(stderr, "usage: norm_sweep [--coarse] [--validate] [--hidden h1,h2,...] [--out FILE]\n"), 2;
+    else return std::fprintf(stderr, "usage: norm_sweep [--coarse] [--validate] [--dense] [--hidden h1,h2,...] [--out FILE]\n"), 2;
   }
   const std::size_t copy_bytes = strata_bench::scaled(index_t(1) << 30);
   strata::buffer src(copy_bytes, strata::memory_space::device), dst(copy_bytes, strata::memory_space::device);
