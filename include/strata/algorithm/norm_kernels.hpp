@@ -54,14 +54,6 @@ STRATA_HD constexpr bool merges_warps(int G, bool cluster = false) {
   return G > 32 && (cluster || sizeof(T) >= 4 || G > max_group);
 }
 
-/// The words a tiled thread moves a row's elements in: 4, 8 or 16 bytes where the row's address
-/// and length allow, so a warp's shared-memory accesses to rows of 8-64 bytes cover its banks in
-/// fewer passes than element by element.
-template <int Bytes>
-struct alignas(Bytes) row_word {
-  std::uint32_t w[Bytes / 4];
-};
-
 /// Elements [0, cols) of `row` into v in words of W (cols a multiple of W's elements), and back.
 template <class W, class T, int C>
 STRATA_HD inline void read_short_row(const T* row, int cols, float (&v)[C]) {
@@ -115,15 +107,17 @@ STRATA_HD inline void normalize_short_row(T* row, int cols, const T* gamma, cons
     if (write) write_short_row<W, T, C>(row, cols, v);
     else read_short_row<W, T, C>(row, cols, v);
   };
-  // Words no wider than the row's capacity (a wider one never fits a row of at most C elements).
+  // A tiled thread moves a row in 16-, 8- or 4-byte words where the row's address and length allow
+  // (a warp's shared-memory accesses to rows of 8-64 bytes then cover its banks in fewer passes
+  // than element by element), no wider than the row's capacity.
   constexpr std::size_t most = std::size_t(C) * sizeof(T);
   auto move = [&](bool write) {
     if constexpr (most >= 16)
-      if (fit % 16 == 0) return in_words(row_word<16>{}, write);
+      if (fit % 16 == 0) return in_words(vec::word_t<16>{}, write);
     if constexpr (most >= 8)
-      if (fit % 8 == 0) return in_words(row_word<8>{}, write);
+      if (fit % 8 == 0) return in_words(vec::word_t<8>{}, write);
     if constexpr (most >= 4 && sizeof(T) < 4)
-      if (fit % 4 == 0) return in_words(row_word<4>{}, write);
+      if (fit % 4 == 0) return in_words(vec::word_t<4>{}, write);
     in_words(T{}, write);
   };
   move(false);
