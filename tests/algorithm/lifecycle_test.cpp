@@ -493,6 +493,19 @@ TEST(Lifecycle, GatherRecordsWithoutVectorLeaves) {
   check_gather<with_opaque>(std::size_t(strata::detail::gather_count_from) + 77, 35);
 }
 
+// A columns gather whose grid is smaller than its spans: the blocks take the spans in turn from
+// a counter (for_each_span), so each block moves several spans, in no fixed order. Three blocks
+// here, over 4-record quads (mixed: the re-sort case and the forced columns cases of
+// check_gather) and records moved one by one (with_opaque), with the last span partly filled; on
+// the host backend the cap changes nothing and the records still have to match.
+TEST(Lifecycle, GatherBlocksTakeSpansInTurn) {
+  STRATA_SEED_TRACE();
+  strata::detail::gather_grid_cap = 3;
+  for (std::size_t n : {std::size_t(4096 * 7 + 3), std::size_t(50001)}) check_gather<mixed>(n, 41);
+  check_gather<with_opaque>(1024 * 5 + 7, 42);
+  strata::detail::gather_grid_cap = 0;
+}
+
 TEST(Lifecycle, PartitionCopyWithoutPackets) {
   STRATA_SEED_TRACE();
   for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(4097), std::size_t(100003)}) {

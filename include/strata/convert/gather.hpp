@@ -14,6 +14,7 @@
 
 #include <strata/config.hpp>
 #include <strata/convert/transpose.hpp>
+#include <strata/memory/scratch.hpp>
 #include <strata/reflect/leaves.hpp>
 
 #include <algorithm>
@@ -465,21 +466,64 @@ struct gather_quads {
 };
 
 #if defined(STRATA_BACKEND_CUDA)
+/// Spans [0, spans) to the blocks of a grid smaller than that. With `next` (device memory holding
+/// 0 before the launch, in stream order) each block takes the next span when it has finished one,
+/// so the blocks resident at once work on one narrow window that moves through the output in
+/// order; with a fixed stride (next null) the blocks drift apart by many spans, and a source sector
+/// that neighbouring spans share (a re-sort's moves to a nearby cell) has left L2 before the second
+/// one reads it: the demo's re-sort after 50 steps read 1.5x a copy's DRAM bytes with the counter
+/// and 2.0x with the stride (bench/results/raw-2026-11-29-permute-profile/). Every thread of the
+/// block calls it.
+template <class F>
+__device__ void for_each_span(index_t spans, unsigned long long* next, F&& f) {
+  if (!next) {
+    for (index_t b = blockIdx.x; b < spans; b += gridDim.x) f(b);
+    return;
+  }
+  __shared__ unsigned long long taken;
+  for (;;) {
+    if (threadIdx.x == 0) taken = atomicAdd(next, 1ull);
+    __syncthreads();
+    const index_t b = index_t(taken);
+    __syncthreads();  // every thread has read it before thread 0 takes the next
+    if (b >= spans) return;
+    f(b);
+  }
+}
 template <class T, class M, class I>
-__global__ void __launch_bounds__(gather_columns::threads)
-    gather_columns_kernel(basic_view<const T, M> src, const I* idx, index_t n, basic_view<T, M> dst, path_gate gate, index_check check) {
+__global__ void __launch_bounds__(gather_columns::threads) gather_columns_kernel(basic_view<const T, M> src, const I* idx, index_t n, basic_view<T, M> dst,
+                                                                                 path_gate gate, index_check check, unsigned long long* next) {
   if (!gate.open()) return;
-  for (index_t b = blockIdx.x; b * gather_columns::span < n; b += gridDim.x) gather_columns::run(src, idx, n, dst, b, int(threadIdx.x), check);
+  for_each_span((n + gather_columns::span - 1) / gather_columns::span, next,
+                [&](index_t b) { gather_columns::run(src, idx, n, dst, b, int(threadIdx.x), check); });
 }
 template <class T, class M, class I, bool VecIdx, std::size_t Held = gather_held_bytes, int MinBlocks = 1>
 __global__ void __launch_bounds__(gather_quads<T, Held>::threads, MinBlocks)
-    gather_quads_kernel(basic_view<const T, M> src, const I* idx, index_t n, basic_view<T, M> dst, path_gate gate, index_check check) {
+    gather_quads_kernel(basic_view<const T, M> src, const I* idx, index_t n, basic_view<T, M> dst, path_gate gate, index_check check,
+                        unsigned long long* next) {
   if (!gate.open()) return;
   using g = gather_quads<T, Held>;
   if (blockIdx.x == 0) g::tail(src, idx, n, dst, int(threadIdx.x), check);
-  for (index_t b = blockIdx.x; b * g::span < n / 4; b += gridDim.x) g::template run<VecIdx>(src, idx, n, dst, b, int(threadIdx.x), check);
+  for_each_span((n / 4 + g::span - 1) / g::span, next, [&](index_t b) { g::template run<VecIdx>(src, idx, n, dst, b, int(threadIdx.x), check); });
 }
+
+/// A span counter for a launch of `grid` blocks over `spans` spans (for_each_span): zeroed device
+/// memory in stream order where the grid is smaller, none (null) where each block has one span.
+class span_counter {
+ public:
+  span_counter(index_t grid, index_t spans, stream_t stream) : block_(grid < spans ? sizeof(unsigned long long) : 0, stream) {
+    if (grid < spans) cuda_check(cudaMemsetAsync(block_.data(), 0, sizeof(unsigned long long), stream), "cudaMemsetAsync (strata gather)");
+  }
+  unsigned long long* get() const { return block_.as<unsigned long long>(); }
+
+ private:
+  scratch_block block_;
+};
 #endif
+
+/// Tests: the most blocks a columns gather launches (0: as many as the device keeps resident), so
+/// that small gathers also run blocks that take several spans in turn (for_each_span's counter).
+inline index_t gather_grid_cap = 0;
 
 /// How a columns gather read its indices and wrote its columns.
 enum class columns_path { quads, quads_scalar_indices, records_one_by_one };
@@ -500,8 +544,10 @@ columns_path gather_soa_to_soa(const basic_view<const T, M>& src, const I* idx, 
       auto launch = [&]<bool VecIdx>() {
 #if defined(STRATA_BACKEND_CUDA)
         constexpr auto kernel = &gather_quads_kernel<T, M, I, VecIdx>;
-        const index_t grid = std::max<index_t>(1, std::min(blocks, resident_blocks<kernel>(g::threads)));
-        kernel<<<unsigned(grid), g::threads, 0, stream>>>(src, idx, n, dst, gate, check);
+        const index_t resident = resident_blocks<kernel>(g::threads);
+        const index_t grid = std::max<index_t>(1, std::min({blocks, resident, gather_grid_cap > 0 ? gather_grid_cap : resident}));
+        const span_counter next(grid, blocks, stream);
+        kernel<<<unsigned(grid), g::threads, 0, stream>>>(src, idx, n, dst, gate, check, next.get());
         check_launch("strata gather (columns) kernel launch");
 #else
         (void)stream;
@@ -520,10 +566,12 @@ columns_path gather_soa_to_soa(const basic_view<const T, M>& src, const I* idx, 
   if (n == 0) return columns_path::records_one_by_one;
   const index_t blocks = (n + gather_columns::span - 1) / gather_columns::span;
 #if defined(STRATA_BACKEND_CUDA)
-  // As many blocks as the device keeps resident (the occupancy API, once per kernel), striding
-  // over the spans: a closed gate costs one wave of blocks that return at once.
-  const index_t grid = std::max<index_t>(1, std::min(blocks, resident_blocks<&gather_columns_kernel<T, M, I>>(gather_columns::threads)));
-  gather_columns_kernel<T, M, I><<<unsigned(grid), gather_columns::threads, 0, stream>>>(src, idx, n, dst, gate, check);
+  // As many blocks as the device keeps resident (the occupancy API, once per kernel), taking the
+  // spans in order: a closed gate costs one wave of blocks that return at once.
+  const index_t resident = resident_blocks<&gather_columns_kernel<T, M, I>>(gather_columns::threads);
+  const index_t grid = std::max<index_t>(1, std::min({blocks, resident, gather_grid_cap > 0 ? gather_grid_cap : resident}));
+  const span_counter next(grid, blocks, stream);
+  gather_columns_kernel<T, M, I><<<unsigned(grid), gather_columns::threads, 0, stream>>>(src, idx, n, dst, gate, check, next.get());
   check_launch("strata gather (columns) kernel launch");
 #else
   (void)stream;
