@@ -178,12 +178,22 @@ TEST(Lifecycle, PermuteSortByKeyAndSortBy) {
   }
 }
 
+/// Pins the cache size gather's count assumes, for the scope.
+struct pin_gather_cache {
+  std::size_t was = strata::detail::gather_cache_bytes;
+  explicit pin_gather_cache(std::size_t bytes) { strata::detail::gather_cache_bytes = bytes; }
+  ~pin_gather_cache() { strata::detail::gather_cache_bytes = was; }
+};
+
 // gather into another container: a re-sort (consecutive indices mostly close), a random
 // permutation, and fewer indices than records with repeats; the result matches std and the way
-// taken is the cheaper one (seen on the host backend, which runs the same count and choice).
+// taken is the cheaper one (seen on the host backend, which runs the same count and choice). The
+// count's cache is pinned at none: every jump past `near` could miss, as in a source far larger
+// than L2 (a source this size fits in one, where the columns way is right for any indices).
 template <class T>
 void check_gather(std::size_t n, std::uint64_t seed) {
   SCOPED_TRACE("n=" + std::to_string(n));
+  const pin_gather_cache pin(0);
   auto ref = random_records<T>(n, seed);
   std::mt19937_64 g(test_seed() ^ seed ^ n);
   std::vector<std::int32_t> resort(n), shuffled(n), picks(n / 2 + 3);
@@ -360,12 +370,69 @@ TEST(Lifecycle, JumpSampleSeesAPatternThatRepeatsWithItsGroups) {
   strata::buffer ib(idx.size() * sizeof(std::int32_t), strata::memory_space::device);
   strata::buffer far(sizeof(unsigned long long), strata::memory_space::device);
   strata::copy_bytes(ib.data(), idx.data(), ib.bytes());
-  strata::detail::count_far_sample(reinterpret_cast<const std::int32_t*>(ib.data()), n, 8, reinterpret_cast<unsigned long long*>(far.data()), {});
+  strata::detail::count_far_sample(reinterpret_cast<const std::int32_t*>(ib.data()), n, 8, 8, reinterpret_cast<unsigned long long*>(far.data()), {});
   unsigned long long count = 0;
   strata::copy_bytes(&count, far.data(), sizeof count);
   const double fraction = double(count) / double(sample::pairs(n));
   EXPECT_GT(fraction, 0.045);
   EXPECT_LT(fraction, 0.080);
+}
+
+namespace {
+/// far_sample's count of idx (device memory on the CUDA backend) with the given window.
+unsigned long long far_count(const std::vector<std::int32_t>& idx, strata::index_t window) {
+  strata::buffer ib(idx.size() * sizeof(std::int32_t), strata::memory_space::device);
+  strata::buffer far(sizeof(unsigned long long), strata::memory_space::device);
+  strata::copy_bytes(ib.data(), idx.data(), ib.bytes());
+  strata::detail::count_far_sample(reinterpret_cast<const std::int32_t*>(ib.data()), strata::index_t(idx.size()), 8, window,
+                                   reinterpret_cast<unsigned long long*>(far.data()), {});
+  unsigned long long count = 0;
+  strata::copy_bytes(&count, far.data(), sizeof count);
+  return count;
+}
+}  // namespace
+
+// A sampled index is far only where it jumps past the window and lands more than `near` from
+// every earlier index of its line: indices that jump together to the same place count once, jumps
+// back to the stream and jumps within the window not at all; random targets each count.
+TEST(Lifecycle, JumpSampleCountsNewPlacesPastTheWindow) {
+  using sample = strata::detail::far_sample;
+  const strata::index_t n = sample::group * 1024, d = n / 2;
+  std::vector<std::int32_t> together(static_cast<std::size_t>(n)), scattered(static_cast<std::size_t>(n));
+  std::mt19937_64 g(test_seed() ^ 0x77);
+  for (strata::index_t i = 0; i < n; ++i) {
+    const bool jumps = i % 8 == 3;  // four a line, 8 apart: each lands within `near` of the one before
+    together[std::size_t(i)] = std::int32_t(jumps ? (i + d) % n : i);
+    scattered[std::size_t(i)] = std::int32_t(jumps ? strata::index_t(g() % std::uint64_t(n)) : i);
+  }
+  EXPECT_EQ(far_count(together, 8), (unsigned long long)sample::groups(n));  // the first jump of each line
+  EXPECT_EQ(far_count(together, 2 * d), 0ull);                                // no jump past the window
+  const unsigned long long random = far_count(scattered, 8);
+  EXPECT_GT(random, 3 * (unsigned long long)sample::groups(n) + sample::groups(n) / 2);
+  EXPECT_LE(random, 4 * (unsigned long long)sample::groups(n));
+
+  // Half the indices jump far, four at a time to consecutive records: a count of every jump past
+  // `near` (a quarter of the pairs) would take the records way; the columns way reads one place a
+  // jump (taken on the host backend, which runs the same count). The result is right either way.
+  const pin_gather_cache pin(0);
+  const std::size_t m = std::size_t(strata::detail::gather_count_from) * 2 + 8;
+  auto ref = random_records<mixed>(m, 47);
+  std::vector<std::int32_t> idx(m);
+  for (std::size_t i = 0; i < m; ++i) idx[i] = std::int32_t(i % 8 >= 2 && i % 8 < 6 ? (i + m / 2) % m : i);
+  const strata::soa_vector<mixed> src(ref);
+  strata::soa_vector<mixed> dst;
+  strata::buffer ib(m * sizeof(std::int32_t), strata::memory_space::device);
+  strata::copy_bytes(ib.data(), idx.data(), ib.bytes());
+  const long columns = strata::testing::gathers_by_columns.load();
+  strata::gather(src, cuda::std::span<const std::int32_t>(reinterpret_cast<const std::int32_t*>(ib.data()), m), dst);
+  std::vector<mixed> want(m);
+  for (std::size_t i = 0; i < m; ++i) want[i] = ref[std::size_t(idx[i])];
+  ASSERT_EQ(first_difference<mixed>(dst.to_host(), want), -1) << describe_difference<mixed>(dst.to_host(), want);
+#if !defined(STRATA_BACKEND_CUDA)
+  EXPECT_EQ(strata::testing::gathers_by_columns.load(), columns + 1);
+#else
+  (void)columns;
+#endif
 }
 
 // Nested records permute and sort as flat ones do (whole records through the gather).

@@ -8,10 +8,11 @@
 //   indices. permute, which must read every record before it overwrites any, always takes it.
 // - columns: each leaf read at the indices straight into the destination's columns, four
 //   destinations per store (convert/gather.hpp): one copy of the records when consecutive indices
-//   stay close (a re-sort of particles that moved a little), a sector per leaf per index when they
-//   jump. gather counts the jumps in a sample of the
-//   indices on the device and both ways are queued; the kernels of the one the count does not
-//   choose return at once (the host never waits for the count).
+//   stay close (a re-sort of particles that moved a little), a sector per leaf per index that
+//   jumps farther than L2 keeps its neighbours' reads, to a place its neighbours do not read.
+//   gather counts such jumps in a sample of the indices on the device (far_sample) and both ways
+//   are queued; the kernels of the one the count does not choose return at once (the host never
+//   waits for the count).
 // The caller's indices are checked as the kernels read them (a compare each): one outside the
 // source reads nothing, and permute and gather throw std::out_of_range once the stream is done
 // (permute restores the records first). Indices strata makes itself (sort_by_key) are not waited on.
@@ -83,6 +84,8 @@ inline constexpr index_t gather_count_from = index_t(1) << 15;
 /// Benchmarks time each way of gather alone; everything else leaves the choice to the count.
 enum class gather_way { count, columns, records };
 inline gather_way gather_forced = gather_way::count;
+/// Tests pin the cache size the count's window comes from (0: none; ~0: the device's, cache_bytes()).
+inline std::size_t gather_cache_bytes = ~std::size_t(0);
 }  // namespace detail
 
 namespace testing {
@@ -158,7 +161,8 @@ void gather_records(const basic_view<const T, M>& src, const I* idx, index_t n, 
   }
   using costs = gather_costs<T, stride>;
   scratch_block far(sizeof(unsigned long long), stream);
-  count_far_sample(idx, n, costs::near, far.as<unsigned long long>(), stream);
+  const std::size_t cache = gather_cache_bytes == ~std::size_t(0) ? cache_bytes() : gather_cache_bytes;
+  count_far_sample(idx, n, costs::near, costs::window(cache, sizeof(I)), far.as<unsigned long long>(), stream);
   const unsigned long long limit = far_sample::scaled(costs::direct_limit(src.size(), n), n);
   note(gather_soa_to_soa(src, idx, n, dst, stream, first_bad, path_gate{far.as<unsigned long long>(), limit, true}));
   const path_gate by_records{far.as<unsigned long long>(), limit, false};

@@ -159,11 +159,11 @@ void gather_aos_to_soa(const std::byte* src, const I* idx, index_t n, const basi
 /// What a gather costs in memory traffic beyond reading its indices and writing its leaves once,
 /// in bytes of streamed DRAM traffic. A 32-byte sector read at a random place costs about three
 /// times what 32 bytes read in sequence do (HBM moves 64-byte bursts and opens a row for each).
-/// Reading each column at the indices ("columns") costs the leaves' bytes while consecutive
-/// indices stay within a sector of each other (`near` records apart), and a random sector per
-/// leaf at every index that jumps ("far"). Whole padded records ("records") cost a transpose of
-/// the source to Stride-byte records (one read, one write) and then a record per index: Stride
-/// bytes in sequence, or random sectors where the index jumps.
+/// Reading each column at the indices ("columns") costs the leaves' bytes where the sectors an
+/// index reads are read anyway, and a random sector per leaf at every index that jumps somewhere
+/// new ("far", see far_sample). Whole padded records ("records") cost a transpose of the source to
+/// Stride-byte records (one read, one write) and then a record per index: Stride bytes in
+/// sequence, or random sectors where the index jumps.
 template <class T, std::size_t Stride>
 struct gather_costs {
   static constexpr unsigned long long random_sector = 3;
@@ -182,6 +182,13 @@ struct gather_costs {
   static constexpr unsigned long long far_records = random_sector * sectors(Stride) - Stride;
   /// Elements of the average leaf in one sector.
   static constexpr index_t near = index_t(std::max<unsigned long long>(1, 32 * reflect::leaf_count<T> / leaf_bytes));
+  /// Records whose traffic (their leaves read and written, an index each) an L2 of `l2_bytes`
+  /// holds: a jump shorter than this reads sectors that the gather's stream of neighbouring
+  /// indices brings into L2 shortly before or after (a re-sort's moves to a nearby cell), so it
+  /// costs no DRAM sector of its own. At least `near`.
+  static index_t window(std::size_t l2_bytes, std::size_t index_bytes) {
+    return std::max<index_t>(near, index_t(l2_bytes / (2 * leaf_bytes + index_bytes)));
+  }
   /// The most far indices at which reading the columns moves no more than the records way does:
   /// `gathered` indices into a source of `source` records.
   static unsigned long long direct_limit(index_t source, index_t gathered) {
@@ -196,6 +203,13 @@ struct gather_costs {
 /// picks (a pattern that repeats with the groups cannot hide from it), and in each such line the 31
 /// pairs of neighbours. The choice only weighs costs, so a sample does: 1/16 of the indices are
 /// read, where counting every pair cost as much time as a tenth of the gather itself.
+/// An index is far, a random sector per leaf, when it jumps more than `window` records from the
+/// index before it (gather_costs::window: farther than L2 keeps the neighbours' sectors) and lies
+/// more than `near` records from every earlier index of its line. A jump back to the stream the
+/// line came from, or to the next of several indices that jump together (particles that moved to
+/// the same cell), reads a sector the line reads anyway. Counting every jump past `near` instead
+/// priced a re-sort's moves to nearby cells as random reads and took the records way where reading
+/// the columns was 1.1-2.1x faster (bench/results/raw-2026-11-29-jump-sweep).
 struct far_sample {
   static constexpr index_t line = 32, lines = 16, group = line * lines;
   static index_t groups(index_t n) { return n / group; }
@@ -211,20 +225,27 @@ struct far_sample {
   }
 };
 
-/// Whether idx[i] is more than `near` records away from idx[i - 1] (i > 0).
+/// Whether idx[i] (first < i < first + line) is far in far_sample's sense.
 template <class I>
-STRATA_HD bool far_pair(const I* idx, index_t i, index_t near) {
-  const long long d = (long long)idx[i] - (long long)idx[i - 1];
-  return d > near || d < -near;
+STRATA_HD bool far_in_line(const I* idx, index_t first, index_t i, index_t near, index_t window) {
+  const long long j = (long long)idx[i], d = j - (long long)idx[i - 1];
+  if (d <= window && d >= -window) return false;
+  for (index_t m = first; m < i; ++m) {
+    const long long e = j - (long long)idx[m];
+    if (e <= near && e >= -near) return false;
+  }
+  return true;
 }
 
 #if defined(STRATA_BACKEND_CUDA)
 inline constexpr int far_count_threads = 256;
 /// Sampled lines a warp reads before it tests any (their loads in flight together).
 inline constexpr int far_count_unroll = 4;
-/// A warp per sampled line: lane k reads the line's index k and compares it with lane k - 1's.
+/// A warp per sampled line: lane k reads the line's index k and compares it with lane k - 1's and,
+/// where that jumps past the window, with every earlier lane's.
 template <class I>
-__global__ void __launch_bounds__(far_count_threads) far_count_kernel(const I* idx, index_t groups, index_t near, unsigned long long* far) {
+__global__ void __launch_bounds__(far_count_threads) far_count_kernel(const I* idx, index_t groups, index_t near, index_t window,
+                                                                      unsigned long long* far) {
   constexpr index_t warps = far_count_threads / 32;
   const int lane = int(threadIdx.x % 32);
   const index_t stride = index_t(gridDim.x) * warps;
@@ -239,7 +260,14 @@ __global__ void __launch_bounds__(far_count_threads) far_count_kernel(const I* i
     STRATA_UNROLL
     for (int k = 0; k < far_count_unroll; ++k) {
       const long long before = __shfl_up_sync(0xffffffffu, at[k], 1), d = at[k] - before;
-      c += g0 + k * stride < groups && lane > 0 && (d > near || d < -near) ? 1u : 0u;
+      bool jumps = g0 + k * stride < groups && lane > 0 && (d > window || d < -window);
+      if (__any_sync(0xffffffffu, jumps)) {
+        for (int o = 1; o < 32; ++o) {
+          const long long e = at[k] - __shfl_up_sync(0xffffffffu, at[k], unsigned(o));
+          jumps = jumps && !(lane >= o && e <= near && e >= -near);
+        }
+      }
+      c += jumps ? 1u : 0u;
     }
   }
   c = __reduce_add_sync(0xffffffffu, c);
@@ -247,10 +275,10 @@ __global__ void __launch_bounds__(far_count_threads) far_count_kernel(const I* i
 }
 #endif
 
-/// *far = how many of the pairs far_sample tests in idx[0, n) are more than `near` records apart
-/// (device memory, stream ordered).
+/// *far = how many of the indices far_sample tests in idx[0, n) are far (device memory, stream
+/// ordered).
 template <class I>
-void count_far_sample(const I* idx, index_t n, index_t near, unsigned long long* far, stream_t stream) {
+void count_far_sample(const I* idx, index_t n, index_t near, index_t window, unsigned long long* far, stream_t stream) {
   const index_t groups = far_sample::groups(n);
 #if defined(STRATA_BACKEND_CUDA)
   cuda_check(cudaMemsetAsync(far, 0, sizeof *far, stream), "cudaMemsetAsync (strata gather)");
@@ -259,7 +287,7 @@ void count_far_sample(const I* idx, index_t n, index_t near, unsigned long long*
   const device_shape& d = current_device_shape();
   const index_t full = index_t(d.sms) * std::max(1, d.max_threads_per_sm / far_count_threads);
   const index_t blocks = std::max<index_t>(1, std::min(full, (groups + per_block - 1) / per_block));
-  far_count_kernel<I><<<unsigned(blocks), far_count_threads, 0, stream>>>(idx, groups, near, far);
+  far_count_kernel<I><<<unsigned(blocks), far_count_threads, 0, stream>>>(idx, groups, near, window, far);
   check_launch("strata gather (index sample)");
 #else
   (void)stream;
@@ -267,7 +295,7 @@ void count_far_sample(const I* idx, index_t n, index_t near, unsigned long long*
   STRATA_PARALLEL_SUM_IF(groups > 64, c)
   for (index_t g = 0; g < groups; ++g) {
     const index_t first = far_sample::line_start(g);
-    for (index_t i = first + 1; i < first + far_sample::line; ++i) c += far_pair(idx, i, near) ? 1u : 0u;
+    for (index_t i = first + 1; i < first + far_sample::line; ++i) c += far_in_line(idx, first, i, near, window) ? 1u : 0u;
   }
   *far = c;
 #endif

@@ -26,6 +26,9 @@
 #if defined(__GNUC__)
 #include <cxxabi.h>
 #endif
+#if defined(__unix__)
+#include <unistd.h>
+#endif
 #include <cstdlib>
 #include <memory>
 
@@ -84,6 +87,7 @@ inline memory_location locate(const void* p) {
 struct device_shape {
   int sms = 0;
   int max_threads_per_sm = 0;
+  std::size_t l2_bytes = 0;
 };
 inline const device_shape& current_device_shape() {
   static thread_local int cached_device = -1;
@@ -93,6 +97,9 @@ inline const device_shape& current_device_shape() {
     cuda_check(cudaDeviceGetAttribute(&shape.sms, cudaDevAttrMultiProcessorCount, dev), "cudaDeviceGetAttribute");
     cuda_check(cudaDeviceGetAttribute(&shape.max_threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev),
                "cudaDeviceGetAttribute");
+    int l2 = 0;
+    cuda_check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev), "cudaDeviceGetAttribute");
+    shape.l2_bytes = std::size_t(l2 > 0 ? l2 : 0);
     cached_device = dev;
   }
   return shape;
@@ -284,6 +291,23 @@ class device_guard {
 };
 inline memory_location locate(const void*) { return {memory_space::device, -1}; }
 #endif
+
+/// The last-level cache that the memory strata's kernels read goes through: the current device's
+/// L2, or on the host backend the CPU's last-level cache where the C library reports it (0 where
+/// it does not).
+inline std::size_t cache_bytes() {
+#if defined(STRATA_BACKEND_CUDA)
+  return current_device_shape().l2_bytes;
+#elif defined(_SC_LEVEL3_CACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
+  static const std::size_t bytes = [] {
+    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return std::size_t(l3 > 0 ? l3 : l2 > 0 ? l2 : 0);
+  }();
+  return bytes;
+#else
+  return 0;
+#endif
+}
 
 /// The readable name of a type, for error messages.
 template <class T>
