@@ -560,11 +560,12 @@ TEST(Lifecycle, GatherRecordsWithoutVectorLeaves) {
   check_gather<with_opaque>(std::size_t(strata::detail::gather_count_from) + 77, 35);
 }
 
-// A columns gather whose grid is smaller than its spans: the blocks take the spans in turn from
-// a counter (for_each_span), so each block moves several spans, in no fixed order. Three blocks
-// here, over 4-record quads (mixed: the re-sort case and the forced columns cases of
-// check_gather) and records moved one by one (with_opaque), with the last span partly filled; on
-// the host backend the cap changes nothing and the records still have to match.
+// A gather whose grid is smaller than its spans: the blocks take the spans in turn from a counter
+// (for_each_span), so each block moves several spans, in no fixed order. Three blocks here, over
+// 4-record quads (mixed: the re-sort case and the forced columns cases of check_gather), whole
+// padded records behind the count's gate (mixed, the random case at 50001, counted), and records
+// moved one by one (with_opaque), with the last span partly filled; on the host backend the cap
+// changes nothing and the records still have to match.
 TEST(Lifecycle, GatherBlocksTakeSpansInTurn) {
   STRATA_SEED_TRACE();
   strata::detail::gather_grid_cap = 3;

@@ -51,6 +51,11 @@ struct index_check {
   }
 };
 
+/// Tests: the most blocks a gather with a grid of resident blocks launches (0: as many as the
+/// device keeps resident), so that small gathers also run blocks that take several spans in turn
+/// (for_each_span's counter).
+inline index_t gather_grid_cap = 0;
+
 template <class T, class Tile, bool Masked, class I>
 struct gather_tile {
   static constexpr std::size_t Stride = Tile::stride;
@@ -101,23 +106,64 @@ struct gather_tile {
 };
 
 #if defined(STRATA_BACKEND_CUDA)
-/// Strided as soa_to_aos_gated_kernel: resident blocks looping over the tiles, behind a gate.
+/// Spans [0, spans) to the blocks of a grid smaller than that. With `next` (device memory holding
+/// 0 before the launch, in stream order) each block takes the next span when it has finished one,
+/// so the blocks resident at once work on one narrow window that moves through the output in
+/// order; with a fixed stride (next null) the blocks drift apart by many spans, and a source sector
+/// that neighbouring spans share (a re-sort's moves to a nearby cell) has left L2 before the second
+/// one reads it: the demo's re-sort after 50 steps read 1.5x a copy's DRAM bytes with the counter
+/// and 2.0x with the stride (bench/results/raw-2026-11-29-permute-profile/). Every thread of the
+/// block calls it.
+template <class F>
+__device__ void for_each_span(index_t spans, unsigned long long* next, F&& f) {
+  if (!next) {
+    for (index_t b = blockIdx.x; b < spans; b += gridDim.x) f(b);
+    return;
+  }
+  __shared__ unsigned long long taken;
+  for (;;) {
+    if (threadIdx.x == 0) taken = atomicAdd(next, 1ull);
+    __syncthreads();
+    const index_t b = index_t(taken);
+    __syncthreads();  // every thread has read it before thread 0 takes the next
+    if (b >= spans) return;
+    f(b);
+  }
+}
+/// A span counter for a launch of `grid` blocks over `spans` spans (for_each_span): zeroed device
+/// memory in stream order where the grid is smaller, none (null) where each block has one span.
+class span_counter {
+ public:
+  span_counter(index_t grid, index_t spans, stream_t stream) : block_(grid < spans ? sizeof(unsigned long long) : 0, stream) {
+    if (grid < spans) cuda_check(cudaMemsetAsync(block_.data(), 0, sizeof(unsigned long long), stream), "cudaMemsetAsync (strata gather)");
+  }
+  unsigned long long* get() const { return block_.as<unsigned long long>(); }
+
+ private:
+  scratch_block block_;
+};
+
+/// Strided: resident blocks behind a gate, as soa_to_aos_gated_kernel, each block's warps taking
+/// the tiles of one block's span at a time (for_each_span).
 template <class T, class Tile, bool Masked, class I, class M, bool Strided = false>
-__global__ void __launch_bounds__(Tile::threads, Tile::min_blocks)
-    gather_kernel(const std::byte* src, const I* idx, index_t n, basic_view<T, M> dst, path_gate gate, index_check check) {
+__global__ void __launch_bounds__(Tile::threads, Tile::min_blocks) gather_kernel(const std::byte* src, const I* idx, index_t n, basic_view<T, M> dst,
+                                                                              path_gate gate, index_check check, unsigned long long* next) {
   if (!gate.open()) return;
   __shared__ __align__(16) std::byte smem[Tile::slices][Tile::slice_bytes];
   const int lane = int(threadIdx.x % unsigned(Tile::lanes));  // unsigned: the compiler knows 0 <= lane < lanes
-  std::byte* sm = smem[threadIdx.x / unsigned(Tile::lanes)];
-  const index_t tiles = (n + Tile::records - 1) / Tile::records, t = index_t(blockIdx.x) * Tile::slices + index_t(threadIdx.x / unsigned(Tile::lanes));
+  const index_t slice = index_t(threadIdx.x / unsigned(Tile::lanes));
+  std::byte* sm = smem[slice];
+  const index_t tiles = (n + Tile::records - 1) / Tile::records, t = index_t(blockIdx.x) * Tile::slices + slice;
   using tile = gather_tile<T, Tile, Masked, I>;
   if constexpr (Strided) {
-    for (index_t u = t; u < tiles; u += index_t(gridDim.x) * Tile::slices) {
+    for_each_span((tiles + Tile::slices - 1) / Tile::slices, next, [&](index_t b) {
+      const index_t u = b * Tile::slices + slice;
+      if (u >= tiles) return;  // whole warps (or the whole block, for block tiles): no barrier is skipped
       tile::load(lane, sm, src, idx, n, u, check);
       tile_barrier<Tile>();
       tile::store(lane, sm, n, dst, u);
       tile_barrier<Tile>();
-    }
+    });
   } else {
     if (t >= tiles) return;  // whole warps or blocks: no barrier is skipped
     tile::load(lane, sm, src, idx, n, t, check);
@@ -138,10 +184,12 @@ void gather_aos_to_soa(const std::byte* src, const I* idx, index_t n, const basi
 #if defined(STRATA_BACKEND_CUDA)
     if (gate.far) {
       constexpr auto kernel = &gather_kernel<T, tile, Masked, I, M, true>;
-      const index_t blocks = std::min<index_t>(transpose_grid<tile>(n), resident_blocks<kernel>(tile::threads));
-      kernel<<<unsigned(blocks), tile::threads, 0, stream>>>(src, idx, n, dst, gate, check);
+      const index_t spans = transpose_grid<tile>(n), resident = resident_blocks<kernel>(tile::threads);
+      const index_t blocks = std::min({spans, resident, gather_grid_cap > 0 ? gather_grid_cap : resident});
+      const span_counter next(blocks, spans, stream);
+      kernel<<<unsigned(blocks), tile::threads, 0, stream>>>(src, idx, n, dst, gate, check, next.get());
     } else {
-      gather_kernel<T, tile, Masked, I, M><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, idx, n, dst, gate, check);
+      gather_kernel<T, tile, Masked, I, M><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, idx, n, dst, gate, check, nullptr);
     }
     check_launch("gather kernel launch");
 #else
@@ -205,7 +253,8 @@ struct gather_costs {
 /// read, where counting every pair cost as much time as a tenth of the gather itself.
 /// An index is far, a random sector per leaf, when it jumps more than `window` records from the
 /// index before it (gather_costs::window: farther than L2 keeps the neighbours' sectors) and lies
-/// more than `near` records from every earlier index of its line. A jump back to the stream the
+/// more than `near` records from every earlier index of its line (compared on the indices' low 32
+/// bits: indices 2^32 apart that alias only miscount). A jump back to the stream the
 /// line came from, or to the next of several indices that jump together (particles that moved to
 /// the same cell), reads a sector the line reads anyway. Counting every jump past `near` instead
 /// priced a re-sort's moves to nearby cells as random reads and took the records way where reading
@@ -231,7 +280,7 @@ STRATA_HD bool far_in_line(const I* idx, index_t first, index_t i, index_t near,
   const long long j = (long long)idx[i], d = j - (long long)idx[i - 1];
   if (d <= window && d >= -window) return false;
   for (index_t m = first; m < i; ++m) {
-    const long long e = j - (long long)idx[m];
+    const int e = int(std::uint32_t(j) - std::uint32_t(idx[m]));
     if (e <= near && e >= -near) return false;
   }
   return true;
@@ -262,8 +311,10 @@ __global__ void __launch_bounds__(far_count_threads) far_count_kernel(const I* i
       const long long before = __shfl_up_sync(0xffffffffu, at[k], 1), d = at[k] - before;
       bool jumps = g0 + k * stride < groups && lane > 0 && (d > window || d < -window);
       if (__any_sync(0xffffffffu, jumps)) {
+        const unsigned low = unsigned(at[k]);
+        STRATA_UNROLL
         for (int o = 1; o < 32; ++o) {
-          const long long e = at[k] - __shfl_up_sync(0xffffffffu, at[k], unsigned(o));
+          const int e = int(low - __shfl_up_sync(0xffffffffu, low, unsigned(o)));
           jumps = jumps && !(lane >= o && e <= near && e >= -near);
         }
       }
@@ -494,30 +545,6 @@ struct gather_quads {
 };
 
 #if defined(STRATA_BACKEND_CUDA)
-/// Spans [0, spans) to the blocks of a grid smaller than that. With `next` (device memory holding
-/// 0 before the launch, in stream order) each block takes the next span when it has finished one,
-/// so the blocks resident at once work on one narrow window that moves through the output in
-/// order; with a fixed stride (next null) the blocks drift apart by many spans, and a source sector
-/// that neighbouring spans share (a re-sort's moves to a nearby cell) has left L2 before the second
-/// one reads it: the demo's re-sort after 50 steps read 1.5x a copy's DRAM bytes with the counter
-/// and 2.0x with the stride (bench/results/raw-2026-11-29-permute-profile/). Every thread of the
-/// block calls it.
-template <class F>
-__device__ void for_each_span(index_t spans, unsigned long long* next, F&& f) {
-  if (!next) {
-    for (index_t b = blockIdx.x; b < spans; b += gridDim.x) f(b);
-    return;
-  }
-  __shared__ unsigned long long taken;
-  for (;;) {
-    if (threadIdx.x == 0) taken = atomicAdd(next, 1ull);
-    __syncthreads();
-    const index_t b = index_t(taken);
-    __syncthreads();  // every thread has read it before thread 0 takes the next
-    if (b >= spans) return;
-    f(b);
-  }
-}
 template <class T, class M, class I>
 __global__ void __launch_bounds__(gather_columns::threads) gather_columns_kernel(basic_view<const T, M> src, const I* idx, index_t n, basic_view<T, M> dst,
                                                                                  path_gate gate, index_check check, unsigned long long* next) {
@@ -534,24 +561,7 @@ __global__ void __launch_bounds__(gather_quads<T, Held>::threads, MinBlocks)
   if (blockIdx.x == 0) g::tail(src, idx, n, dst, int(threadIdx.x), check);
   for_each_span((n / 4 + g::span - 1) / g::span, next, [&](index_t b) { g::template run<VecIdx>(src, idx, n, dst, b, int(threadIdx.x), check); });
 }
-
-/// A span counter for a launch of `grid` blocks over `spans` spans (for_each_span): zeroed device
-/// memory in stream order where the grid is smaller, none (null) where each block has one span.
-class span_counter {
- public:
-  span_counter(index_t grid, index_t spans, stream_t stream) : block_(grid < spans ? sizeof(unsigned long long) : 0, stream) {
-    if (grid < spans) cuda_check(cudaMemsetAsync(block_.data(), 0, sizeof(unsigned long long), stream), "cudaMemsetAsync (strata gather)");
-  }
-  unsigned long long* get() const { return block_.as<unsigned long long>(); }
-
- private:
-  scratch_block block_;
-};
 #endif
-
-/// Tests: the most blocks a columns gather launches (0: as many as the device keeps resident), so
-/// that small gathers also run blocks that take several spans in turn (for_each_span's counter).
-inline index_t gather_grid_cap = 0;
 
 /// How a columns gather read its indices and wrote its columns.
 enum class columns_path { quads, quads_scalar_indices, records_one_by_one };
