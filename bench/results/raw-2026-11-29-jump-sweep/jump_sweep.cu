@@ -1,7 +1,8 @@
 // jump_sweep: what a far index costs strata::gather's columns way, by how far it jumps. Index
 // families of 2^26: the identity with a share f of positions (picked by a hash) pointing D records
 // ahead or behind (half each, wrapping), for D from 2^8 to 2^24, and with those positions pointing
-// anywhere (uniform). Also the demo's re-sort after 50 and 150 steps. Each family gathered with the
+// anywhere (uniform). Also the demo's re-sort after 50 and 150 steps, and its first sort (random
+// particles sorted by cell). Each family gathered with the
 // library's columns way and records way forced (detail::gather_forced) and with the way the sampled
 // count picks, for three records: the particle (7 fp32), a 15-byte record of mixed leaves, and a
 // pair of doubles. The far share (neighbours more than gather_costs::near apart) is counted over
@@ -161,7 +162,7 @@ void run(const char* name, long n, const std::vector<std::pair<std::string, thru
       same = std::memcmp(&r0[i], &r2[i], sizeof(T)) == 0 && std::memcmp(&r1[i], &r2[i], sizeof(T)) == 0;
     // The count's pick, as gather_records makes it (the library keeps it on the device).
     strata::detail::scratch_block word(sizeof(unsigned long long), nullptr);
-    strata::detail::count_far_sample(ip, strata::index_t(n), costs::near, costs::window(strata::detail::cache_bytes(), sizeof(idx_t)),
+    strata::detail::count_far_sample(ip, strata::index_t(n), strata::index_t(n), costs::near, costs::window(strata::detail::cache_bytes(), sizeof(idx_t)),
                                      word.as<unsigned long long>(), nullptr);
     unsigned long long counted = 0;
     CK(cudaMemcpy(&counted, word.data(), sizeof counted, cudaMemcpyDeviceToHost));
@@ -198,6 +199,20 @@ int main(int argc, char** argv) {
   std::vector<thrust::device_vector<idx_t>*> keep;
   auto add = [&](std::string name) { keep.push_back(new thrust::device_vector<idx_t>(n)); fams.emplace_back(name, keep.back()); return keep.back(); };
   for (int steps : {50, 150}) resort(n, steps, *add("re-sort " + std::to_string(steps)));
+  {
+    // Random particles sorted by cell once (the demo's first sort): the indices of each cell's
+    // particles sweep the whole source in increasing steps, about n / 256 records each.
+    auto* v = add("random sorted by cell");
+    std::vector<thrust::device_vector<float>> q(3);
+    for (int c = 0; c < 3; ++c) {
+      q[c].resize(n);
+      thrust::transform(thrust::counting_iterator<unsigned>(0), thrust::counting_iterator<unsigned>(unsigned(n)), q[c].begin(), hashf{unsigned(c) * 7919u + 1});
+    }
+    thrust::device_vector<int> key(n);
+    cells<<<unsigned((n + 255) / 256), 256>>>(q[0].data().get(), q[1].data().get(), q[2].data().get(), n, key.data().get());
+    thrust::sequence(v->begin(), v->end());
+    thrust::stable_sort_by_key(key.begin(), key.end(), v->begin());
+  }
   for (double f : {0.05, 0.1, 0.2, 0.4})
     for (long d : {0l, 1l << 8, 1l << 11, 1l << 14, 1l << 17, 1l << 19, 1l << 20, 1l << 21, 1l << 22, 1l << 24}) {
       if (few && ((f != 0.1 && f != 0.4) || (d != 0 && d != (1l << 11) && d != (1l << 20) && d != (1l << 24)))) continue;

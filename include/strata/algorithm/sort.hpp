@@ -1,7 +1,9 @@
 // Reordering every column of a container at once: permute (records by an index array, in place),
 // gather (records of one container at an index array into another), and sort_by_key / sort_by,
 // which sort (key, index) pairs once with cub::DeviceRadixSort (stable: equal keys keep their
-// order) and then permute. Two ways move records by index, and the cheaper one runs:
+// order) and then permute. Each reorders in place, or through a spare container of the caller's
+// (one gather into the spare's storage, then the two trade places). Two ways move records by
+// index, and the cheaper one runs:
 // - whole records: the columns go to padded AoS records in scratch memory (a transpose at copy
 //   speed), whole records are gathered by index into the columns (one or two 16-byte loads per
 //   record instead of a 32-byte sector per leaf): about two copies of the records, whatever the
@@ -9,7 +11,7 @@
 // - columns: each leaf read at the indices straight into the destination's columns, four
 //   destinations per store (convert/gather.hpp): one copy of the records when consecutive indices
 //   stay close (a re-sort of particles that moved a little), a sector per leaf per index that
-//   jumps farther than L2 keeps its neighbours' reads, to a place its neighbours do not read.
+//   reads farther from where the gather reads than L2 keeps, at a place its neighbours do not read.
 //   gather counts such jumps in a sample of the indices on the device (far_sample) and both ways
 //   are queued; the kernels of the one the count does not choose return at once (the host never
 //   waits for the count).
@@ -162,7 +164,7 @@ void gather_records(const basic_view<const T, M>& src, const I* idx, index_t n, 
   using costs = gather_costs<T, stride>;
   scratch_block far(sizeof(unsigned long long), stream);
   const std::size_t cache = gather_cache_bytes == ~std::size_t(0) ? cache_bytes() : gather_cache_bytes;
-  count_far_sample(idx, n, costs::near, costs::window(cache, sizeof(I)), far.as<unsigned long long>(), stream);
+  count_far_sample(idx, n, src.size(), costs::near, costs::window(cache, sizeof(I)), far.as<unsigned long long>(), stream);
   const unsigned long long limit = far_sample::scaled(costs::direct_limit(src.size(), n), n);
   note(gather_soa_to_soa(src, idx, n, dst, stream, first_bad, path_gate{far.as<unsigned long long>(), limit, true}));
   const path_gate by_records{far.as<unsigned long long>(), limit, false};
@@ -203,6 +205,33 @@ void permute_records(soa_vector<T>& c, const I* indices, stream_t stream, bool c
     throw_bad_index("strata::permute", indices, at, n, "the container is left as it was");
   }
 }
+
+/// dst sized for n records that are about to be overwritten: its storage kept where it holds them,
+/// fresh storage swapped in where not (a failed allocation leaves dst as it was).
+template <class T>
+void prepare_for_overwrite(soa_vector<T>& dst, std::size_t n) {
+  if (n > dst.capacity()) {
+    soa_vector<T> fresh;
+    fresh.resize_for_overwrite(n);
+    dst.swap(fresh);
+  } else {
+    dst.clear();
+    dst.resize_for_overwrite(n);
+  }
+}
+/// c's records in `order` (indices strata made, not checked) gathered into spare, which then
+/// trades places with c.
+template <class T, class I>
+void reorder_into(soa_vector<T>& c, const I* order, soa_vector<T>& spare, stream_t stream) {
+  const index_t n = index_t(c.size());
+  prepare_for_overwrite(spare, std::size_t(n));
+  gather_records(c.const_view(), order, n, spare.view(), stream, nullptr);
+  c.swap(spare);
+}
+template <class T>
+void check_spare(const soa_vector<T>& c, const soa_vector<T>& spare, const char* op) {
+  if (&c == &spare) throw std::invalid_argument(std::string(op) + ": the spare is the container itself");
+}
 }  // namespace detail
 
 /// Reorders the records of c: record i becomes the record that was at indices[i]. indices holds
@@ -226,6 +255,37 @@ void permute(soa_vector<T>& c, cuda::std::span<I> indices, stream_t stream = {})
   permute(c, cuda::std::span<const I>(indices), stream);
 }
 
+/// permute through a spare container: the records of c in the order of indices are gathered into
+/// spare's storage (kept across calls where it holds them; grown otherwise) by whichever way moves
+/// fewer bytes, then c and spare trade places. One gather instead of the in-place permute's
+/// transpose and gather: where consecutive indices stay close (particles re-sorted after a step)
+/// it moves about half the bytes. Afterwards c's records live in what was spare's storage (views
+/// and pointers into c taken before now refer to spare) and spare holds c's previous records. An
+/// index outside [0, c.size()) throws std::out_of_range naming it; c is then left as it was and
+/// spare's records are unspecified. The host waits for the stream at the end to know, as permute.
+template <class T, class I>
+  requires std::is_integral_v<I>
+void permute(soa_vector<T>& c, cuda::std::span<const I> indices, soa_vector<T>& spare, stream_t stream = {}) {
+  detail::check_spare(c, spare, "strata::permute");
+  const index_t n = index_t(c.size());
+  if (index_t(indices.size()) != n) detail::throw_size_error("strata::permute: indices", index_t(indices.size()), n);
+  detail::launch_scope scope("strata::permute", stream,
+                             {detail::described(c.const_view(), "container"), detail::described(spare.const_view(), "spare"),
+                              detail::index_operand<I>(indices.data(), n, "indices")});
+  detail::prepare_for_overwrite(spare, std::size_t(n));
+  if (n == 0) return;
+  const detail::bad_index_slot bad(stream);
+  detail::gather_records(c.const_view(), indices.data(), n, spare.view(), stream, bad.get());
+  if (const index_t at = bad.first_bad(stream); at >= 0)
+    detail::throw_bad_index("strata::permute", indices.data(), at, n, "the container is left as it was (the spare's records are not)");
+  c.swap(spare);
+}
+template <class T, class I>
+  requires std::is_integral_v<I>
+void permute(soa_vector<T>& c, cuda::std::span<I> indices, soa_vector<T>& spare, stream_t stream = {}) {
+  permute(c, cuda::std::span<const I>(indices), spare, stream);
+}
+
 /// Gathers records of src into dst: dst record i becomes src record indices[i], for every i of
 /// indices (dst is resized to indices.size(); indices hold values in [0, src.size()), repeats
 /// allowed). src and dst are distinct containers. Counts, on the device, how often consecutive
@@ -246,14 +306,7 @@ void gather(const soa_vector<T>& src, cuda::std::span<const I> indices, soa_vect
   detail::launch_scope scope("strata::gather", stream,
                              {detail::described(src.const_view(), "source"), detail::described(dst.const_view(), "destination"),
                               detail::index_operand<I>(indices.data(), n, "indices")});
-  if (std::size_t(n) > dst.capacity()) {
-    soa_vector<T> fresh;
-    fresh.resize_for_overwrite(std::size_t(n));
-    dst.swap(fresh);
-  } else {
-    dst.clear();
-    dst.resize_for_overwrite(std::size_t(n));
-  }
+  detail::prepare_for_overwrite(dst, std::size_t(n));
   if (n == 0) return;
   const detail::bad_index_slot bad(stream);
   detail::gather_records(src.const_view(), indices.data(), n, dst.view(), stream, bad.get());
@@ -267,6 +320,44 @@ void gather(const soa_vector<T>& src, cuda::std::span<I> indices, soa_vector<T>&
   gather(src, cuda::std::span<const I>(indices), dst, stream);
 }
 
+namespace detail {
+/// sort_by_key's work once the call is checked: (key, index) pairs sorted, then apply(order) puts
+/// the records in that order (const I*, I = int32 or int64 as n needs).
+template <class T, class K, class Apply>
+void sort_by_key_with(soa_vector<T>& c, cuda::std::span<K> keys, stream_t stream, int begin_bit, int end_bit, Apply&& apply) {
+  const index_t n = index_t(c.size());
+  if (n <= 1) return;
+  auto sort_with = [&]<class I>() {
+    scratch_block idx(sizeof(I) * std::size_t(n) * 2, stream);
+    I* a = idx.as<I>();
+    I* b = a + n;
+    run_each(iota_fn<I>{a}, n, stream, "strata::sort_by_key (indices)");
+#if defined(STRATA_BACKEND_CUDA)
+    scratch_block alt(sizeof(K) * std::size_t(n), stream);
+    cub::DoubleBuffer<K> dk(keys.data(), alt.as<K>());
+    cub::DoubleBuffer<I> dv(a, b);
+    std::size_t temp = 0;
+    cuda_check(cub::DeviceRadixSort::SortPairs(nullptr, temp, dk, dv, n, begin_bit, end_bit, stream), "cub::DeviceRadixSort");
+    scratch_block tmp(std::max<std::size_t>(temp, 1), stream);
+    cuda_check(cub::DeviceRadixSort::SortPairs(tmp.data(), temp, dk, dv, n, begin_bit, end_bit, stream), "cub::DeviceRadixSort");
+    if (dk.Current() != keys.data()) copy_bytes_async(keys.data(), dk.Current(), sizeof(K) * std::size_t(n), stream);
+    apply(static_cast<const I*>(dv.Current()));
+#else
+    // Indices ordered by the compared bits of their keys (Thrust's stable sort on OpenMP threads),
+    // then the keys in that order.
+    thrust::stable_sort(thrust::device, a, a + n, masked_less<K, I>{keys.data(), begin_bit, end_bit});
+    for (index_t i = 0; i < n; ++i) b[i] = I(i);
+    std::vector<K> sorted(static_cast<std::size_t>(n));
+    for (index_t i = 0; i < n; ++i) sorted[std::size_t(i)] = keys[std::size_t(a[i])];
+    std::copy(sorted.begin(), sorted.end(), keys.data());
+    apply(static_cast<const I*>(a));
+#endif
+  };
+  if (n <= index_t(0x7fffffff)) sort_with.template operator()<std::int32_t>();
+  else sort_with.template operator()<std::int64_t>();
+}
+}  // namespace detail
+
 /// Sorts the records of c by keys (keys[i] belongs to record i; c.size() of them), stably, and
 /// sorts keys with them. Only bits [begin_bit, end_bit) of the keys are compared (fewer bits,
 /// fewer radix passes: 18-bit cell indices need end_bit = 18). Stream ordered.
@@ -277,35 +368,23 @@ void sort_by_key(soa_vector<T>& c, cuda::std::span<K> keys, stream_t stream = {}
   if (index_t(keys.size()) != n) detail::throw_size_error("strata::sort_by_key: keys", index_t(keys.size()), n);
   detail::launch_scope scope("strata::sort_by_key", stream,
                              {detail::described(c, "container"), detail::index_operand<K>(keys.data(), n, "keys")});
-  if (n <= 1) return;
-  auto sort_with = [&]<class I>() {
-    detail::scratch_block idx(sizeof(I) * std::size_t(n) * 2, stream);
-    I* a = idx.as<I>();
-    I* b = a + n;
-    detail::run_each(detail::iota_fn<I>{a}, n, stream, "strata::sort_by_key (indices)");
-#if defined(STRATA_BACKEND_CUDA)
-    detail::scratch_block alt(sizeof(K) * std::size_t(n), stream);
-    cub::DoubleBuffer<K> dk(keys.data(), alt.as<K>());
-    cub::DoubleBuffer<I> dv(a, b);
-    std::size_t temp = 0;
-    detail::cuda_check(cub::DeviceRadixSort::SortPairs(nullptr, temp, dk, dv, n, begin_bit, end_bit, stream), "cub::DeviceRadixSort");
-    detail::scratch_block tmp(std::max<std::size_t>(temp, 1), stream);
-    detail::cuda_check(cub::DeviceRadixSort::SortPairs(tmp.data(), temp, dk, dv, n, begin_bit, end_bit, stream), "cub::DeviceRadixSort");
-    if (dk.Current() != keys.data()) copy_bytes_async(keys.data(), dk.Current(), sizeof(K) * std::size_t(n), stream);
-    detail::permute_records(c, dv.Current(), stream, false);
-#else
-    // Indices ordered by the compared bits of their keys (Thrust's stable sort on OpenMP threads),
-    // then the keys in that order.
-    thrust::stable_sort(thrust::device, a, a + n, detail::masked_less<K, I>{keys.data(), begin_bit, end_bit});
-    for (index_t i = 0; i < n; ++i) b[i] = I(i);
-    std::vector<K> sorted(static_cast<std::size_t>(n));
-    for (index_t i = 0; i < n; ++i) sorted[std::size_t(i)] = keys[std::size_t(a[i])];
-    std::copy(sorted.begin(), sorted.end(), keys.data());
-    detail::permute_records(c, static_cast<const I*>(a), stream, false);
-#endif
-  };
-  if (n <= index_t(0x7fffffff)) sort_with.template operator()<std::int32_t>();
-  else sort_with.template operator()<std::int64_t>();
+  detail::sort_by_key_with(c, keys, stream, begin_bit, end_bit, [&](const auto* order) { detail::permute_records(c, order, stream, false); });
+}
+
+/// sort_by_key through a spare container, as permute through one: the records are gathered in
+/// key order into spare's storage and c and spare trade places (views and pointers into c taken
+/// before now refer to spare; spare's records are unspecified afterwards).
+template <class T, class K>
+  requires std::is_arithmetic_v<K>
+void sort_by_key(soa_vector<T>& c, cuda::std::span<K> keys, soa_vector<T>& spare, stream_t stream = {}, int begin_bit = 0,
+                 int end_bit = int(sizeof(K) * 8)) {
+  detail::check_spare(c, spare, "strata::sort_by_key");
+  const index_t n = index_t(c.size());
+  if (index_t(keys.size()) != n) detail::throw_size_error("strata::sort_by_key: keys", index_t(keys.size()), n);
+  detail::launch_scope scope("strata::sort_by_key", stream,
+                             {detail::described(c, "container"), detail::described(spare.const_view(), "spare"),
+                              detail::index_operand<K>(keys.data(), n, "keys")});
+  detail::sort_by_key_with(c, keys, stream, begin_bit, end_bit, [&](const auto* order) { detail::reorder_into(c, order, spare, stream); });
 }
 
 /// Sorts the records of c by key_fn(record) (an unsigned or signed integer, or a float), stably:
@@ -323,6 +402,23 @@ void sort_by(soa_vector<T>& c, KeyFn key_fn, stream_t stream = {}, int begin_bit
   detail::scratch_block keys(sizeof(K) * std::size_t(n), stream);
   detail::run_each(detail::keys_of<K, decltype(v), KeyFn>{keys.as<K>(), v, key_fn}, n, stream, "strata::sort_by (keys)");
   sort_by_key(c, cuda::std::span<K>(keys.as<K>(), std::size_t(n)), stream, begin_bit, end_bit);
+}
+
+/// sort_by through a spare container, as permute through one (see there): one gather of the
+/// records into spare's storage, then c and spare trade places.
+template <class T, class KeyFn>
+void sort_by(soa_vector<T>& c, KeyFn key_fn, soa_vector<T>& spare, stream_t stream = {}, int begin_bit = 0,
+             int end_bit = int(sizeof(std::invoke_result_t<KeyFn, const T&>) * 8)) {
+  using K = std::remove_cvref_t<std::invoke_result_t<KeyFn, const T&>>;
+  static_assert(std::is_arithmetic_v<K>, "strata::sort_by: the key function must return an integer or a floating-point value");
+  detail::check_spare(c, spare, "strata::sort_by");
+  const index_t n = index_t(c.size());
+  auto v = c.const_view();
+  detail::launch_scope scope("strata::sort_by", stream, {detail::described(v, "container"), detail::described(spare.const_view(), "spare")});
+  if (n <= 1) return;
+  detail::scratch_block keys(sizeof(K) * std::size_t(n), stream);
+  detail::run_each(detail::keys_of<K, decltype(v), KeyFn>{keys.as<K>(), v, key_fn}, n, stream, "strata::sort_by (keys)");
+  sort_by_key(c, cuda::std::span<K>(keys.as<K>(), std::size_t(n)), spare, stream, begin_bit, end_bit);
 }
 
 }  // namespace strata

@@ -231,8 +231,8 @@ struct gather_costs {
   /// Elements of the average leaf in one sector.
   static constexpr index_t near = index_t(std::max<unsigned long long>(1, 32 * reflect::leaf_count<T> / leaf_bytes));
   /// Records whose traffic (their leaves read and written, an index each) an L2 of `l2_bytes`
-  /// holds: a jump shorter than this reads sectors that the gather's stream of neighbouring
-  /// indices brings into L2 shortly before or after (a re-sort's moves to a nearby cell), so it
+  /// holds: a source record this close to where the gather reads in step with its output is read
+  /// shortly before or after by neighbouring indices (a re-sort's moves to a nearby cell), so it
   /// costs no DRAM sector of its own. At least `near`.
   static index_t window(std::size_t l2_bytes, std::size_t index_bytes) {
     return std::max<index_t>(near, index_t(l2_bytes / (2 * leaf_bytes + index_bytes)));
@@ -251,14 +251,20 @@ struct gather_costs {
 /// picks (a pattern that repeats with the groups cannot hide from it), and in each such line the 31
 /// pairs of neighbours. The choice only weighs costs, so a sample does: 1/16 of the indices are
 /// read, where counting every pair cost as much time as a tenth of the gather itself.
-/// An index is far, a random sector per leaf, when it jumps more than `window` records from the
-/// index before it (gather_costs::window: farther than L2 keeps the neighbours' sectors) and lies
-/// more than `near` records from every earlier index of its line (compared on the indices' low 32
-/// bits: indices 2^32 apart that alias only miscount). A jump back to the stream the
-/// line came from, or to the next of several indices that jump together (particles that moved to
-/// the same cell), reads a sector the line reads anyway. Counting every jump past `near` instead
-/// priced a re-sort's moves to nearby cells as random reads and took the records way where reading
-/// the columns was 1.1-2.1x faster (bench/results/raw-2026-11-29-jump-sweep).
+/// An index is far, a random sector per leaf, when all three hold:
+/// - it jumps more than `near` records from the index before it;
+/// - it lies more than `window` records (gather_costs::window: farther than L2 keeps what the
+///   gather reads) from its position scaled to the source (position x source / indices: in a
+///   permutation, its own position), where a gather in step with its output reads;
+/// - it lies more than `near` records from every earlier index of its line (compared on the
+///   indices' low 32 bits: indices 2^32 apart that alias only miscount).
+/// A jump back to the stream the line came from, or to the next of several indices that jump
+/// together (particles that moved to the same cell), reads a sector the line reads anyway, and a
+/// move to a nearby cell reads one the gather reads shortly before or after. Counting every jump
+/// past `near` priced such moves as random reads and took the records way where reading the
+/// columns was 1.1-2.1x faster; counting only jumps longer than the window missed indices that
+/// sweep the whole source in short steps (random records sorted by cell: 2.7x slower by columns)
+/// (bench/results/raw-2026-11-29-jump-sweep, raw-2026-11-29-spare).
 struct far_sample {
   static constexpr index_t line = 32, lines = 16, group = line * lines;
   static index_t groups(index_t n) { return n / group; }
@@ -267,6 +273,9 @@ struct far_sample {
   STRATA_HD static index_t line_start(index_t g) {
     return g * group + index_t(((unsigned long long)g + 1) * 0x9E3779B97F4A7C15ull >> 60) * line;
   }
+  /// Where index i of n would read in a source of `source` records, moving in step with the output.
+  STRATA_HD static long long in_step(index_t i, double scale) { return (long long)((double)i * scale); }
+  static double scale(index_t source, index_t n) { return n > 0 ? (double)source / (double)n : 1.0; }
   /// A limit on far indices among all n, scaled to the sample.
   static unsigned long long scaled(unsigned long long limit, index_t n) {
     if (limit == ~0ull || n == 0) return limit;
@@ -276,9 +285,9 @@ struct far_sample {
 
 /// Whether idx[i] (first < i < first + line) is far in far_sample's sense.
 template <class I>
-STRATA_HD bool far_in_line(const I* idx, index_t first, index_t i, index_t near, index_t window) {
-  const long long j = (long long)idx[i], d = j - (long long)idx[i - 1];
-  if (d <= window && d >= -window) return false;
+STRATA_HD bool far_in_line(const I* idx, index_t first, index_t i, index_t near, index_t window, double scale) {
+  const long long j = (long long)idx[i], d = j - (long long)idx[i - 1], e = j - far_sample::in_step(i, scale);
+  if ((d <= near && d >= -near) || (e <= window && e >= -window)) return false;
   for (index_t m = first; m < i; ++m) {
     const int e = int(std::uint32_t(j) - std::uint32_t(idx[m]));
     if (e <= near && e >= -near) return false;
@@ -290,10 +299,10 @@ STRATA_HD bool far_in_line(const I* idx, index_t first, index_t i, index_t near,
 inline constexpr int far_count_threads = 256;
 /// Sampled lines a warp reads before it tests any (their loads in flight together).
 inline constexpr int far_count_unroll = 4;
-/// A warp per sampled line: lane k reads the line's index k and compares it with lane k - 1's and,
-/// where that jumps past the window, with every earlier lane's.
+/// A warp per sampled line: lane k reads the line's index k, compares it with lane k - 1's and its
+/// in-step place, and where both are far, with every earlier lane's.
 template <class I>
-__global__ void __launch_bounds__(far_count_threads) far_count_kernel(const I* idx, index_t groups, index_t near, index_t window,
+__global__ void __launch_bounds__(far_count_threads) far_count_kernel(const I* idx, index_t groups, index_t near, index_t window, double scale,
                                                                       unsigned long long* far) {
   constexpr index_t warps = far_count_threads / 32;
   const int lane = int(threadIdx.x % 32);
@@ -308,8 +317,10 @@ __global__ void __launch_bounds__(far_count_threads) far_count_kernel(const I* i
     }
     STRATA_UNROLL
     for (int k = 0; k < far_count_unroll; ++k) {
+      const index_t g = g0 + k * stride;
       const long long before = __shfl_up_sync(0xffffffffu, at[k], 1), d = at[k] - before;
-      bool jumps = g0 + k * stride < groups && lane > 0 && (d > window || d < -window);
+      const long long e = at[k] - far_sample::in_step(far_sample::line_start(g) + lane, scale);
+      bool jumps = g < groups && lane > 0 && (d > near || d < -near) && (e > window || e < -window);
       if (__any_sync(0xffffffffu, jumps)) {
         const unsigned low = unsigned(at[k]);
         STRATA_UNROLL
@@ -326,10 +337,11 @@ __global__ void __launch_bounds__(far_count_threads) far_count_kernel(const I* i
 }
 #endif
 
-/// *far = how many of the indices far_sample tests in idx[0, n) are far (device memory, stream
-/// ordered).
+/// *far = how many of the indices far_sample tests in idx[0, n), into a source of `source`
+/// records, are far (device memory, stream ordered).
 template <class I>
-void count_far_sample(const I* idx, index_t n, index_t near, index_t window, unsigned long long* far, stream_t stream) {
+void count_far_sample(const I* idx, index_t n, index_t source, index_t near, index_t window, unsigned long long* far, stream_t stream) {
+  const double scale = far_sample::scale(source, n);
   const index_t groups = far_sample::groups(n);
 #if defined(STRATA_BACKEND_CUDA)
   cuda_check(cudaMemsetAsync(far, 0, sizeof *far, stream), "cudaMemsetAsync (strata gather)");
@@ -338,7 +350,7 @@ void count_far_sample(const I* idx, index_t n, index_t near, index_t window, uns
   const device_shape& d = current_device_shape();
   const index_t full = index_t(d.sms) * std::max(1, d.max_threads_per_sm / far_count_threads);
   const index_t blocks = std::max<index_t>(1, std::min(full, (groups + per_block - 1) / per_block));
-  far_count_kernel<I><<<unsigned(blocks), far_count_threads, 0, stream>>>(idx, groups, near, window, far);
+  far_count_kernel<I><<<unsigned(blocks), far_count_threads, 0, stream>>>(idx, groups, near, window, scale, far);
   check_launch("strata gather (index sample)");
 #else
   (void)stream;
@@ -346,7 +358,7 @@ void count_far_sample(const I* idx, index_t n, index_t near, index_t window, uns
   STRATA_PARALLEL_SUM_IF(groups > 64, c)
   for (index_t g = 0; g < groups; ++g) {
     const index_t first = far_sample::line_start(g);
-    for (index_t i = first + 1; i < first + far_sample::line; ++i) c += far_in_line(idx, first, i, near, window) ? 1u : 0u;
+    for (index_t i = first + 1; i < first + far_sample::line; ++i) c += far_in_line(idx, first, i, near, window, scale) ? 1u : 0u;
   }
   *far = c;
 #endif
