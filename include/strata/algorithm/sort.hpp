@@ -228,6 +228,16 @@ void reorder_into(soa_vector<T>& c, const I* order, soa_vector<T>& spare, stream
   gather_records(c.const_view(), order, n, spare.view(), stream, nullptr);
   c.swap(spare);
 }
+/// dst = src's records at idx[0, n), resized and checked: an index outside src throws
+/// std::out_of_range naming it, once the stream is done (`after` says what is left where).
+template <class T, class I>
+void gather_checked(const soa_vector<T>& src, const I* idx, index_t n, soa_vector<T>& dst, stream_t stream, const char* op, const char* after) {
+  prepare_for_overwrite(dst, std::size_t(n));
+  if (n == 0) return;
+  const bad_index_slot bad(stream);
+  gather_records(src.const_view(), idx, n, dst.view(), stream, bad.get());
+  if (const index_t at = bad.first_bad(stream); at >= 0) throw_bad_index(op, idx, at, index_t(src.size()), after);
+}
 template <class T>
 void check_spare(const soa_vector<T>& c, const soa_vector<T>& spare, const char* op) {
   if (&c == &spare) throw std::invalid_argument(std::string(op) + ": the spare is the container itself");
@@ -272,12 +282,7 @@ void permute(soa_vector<T>& c, cuda::std::span<const I> indices, soa_vector<T>& 
   detail::launch_scope scope("strata::permute", stream,
                              {detail::described(c.const_view(), "container"), detail::described(spare.const_view(), "spare"),
                               detail::index_operand<I>(indices.data(), n, "indices")});
-  detail::prepare_for_overwrite(spare, std::size_t(n));
-  if (n == 0) return;
-  const detail::bad_index_slot bad(stream);
-  detail::gather_records(c.const_view(), indices.data(), n, spare.view(), stream, bad.get());
-  if (const index_t at = bad.first_bad(stream); at >= 0)
-    detail::throw_bad_index("strata::permute", indices.data(), at, n, "the container is left as it was (the spare's records are not)");
+  detail::gather_checked(c, indices.data(), n, spare, stream, "strata::permute", "the container is left as it was (the spare's records are not)");
   c.swap(spare);
 }
 template <class T, class I>
@@ -306,13 +311,7 @@ void gather(const soa_vector<T>& src, cuda::std::span<const I> indices, soa_vect
   detail::launch_scope scope("strata::gather", stream,
                              {detail::described(src.const_view(), "source"), detail::described(dst.const_view(), "destination"),
                               detail::index_operand<I>(indices.data(), n, "indices")});
-  detail::prepare_for_overwrite(dst, std::size_t(n));
-  if (n == 0) return;
-  const detail::bad_index_slot bad(stream);
-  detail::gather_records(src.const_view(), indices.data(), n, dst.view(), stream, bad.get());
-  if (const index_t at = bad.first_bad(stream); at >= 0)
-    detail::throw_bad_index("strata::gather", indices.data(), at, index_t(src.size()),
-                            "the destination holds zero records where indices are out of range");
+  detail::gather_checked(src, indices.data(), n, dst, stream, "strata::gather", "the destination holds zero records where indices are out of range");
 }
 template <class T, class I>
   requires std::is_integral_v<I>
