@@ -6,9 +6,9 @@
 // - erase_if: about half removed; strata::erase_if against thrust::remove_if over the zip. Bytes:
 //   every record read once, the kept ones written once.
 // - permute: the permutation that re-sorting the demo's particles by cell after 50 steps gives
-//   (record `resort`), and a uniformly random one (`random`); strata::permute against seven
-//   thrust::gather calls, one per column, into a second set of columns. Bytes: records read once
-//   and written once.
+//   (record `resort`), and a uniformly random one (`random`); strata::permute in place and through
+//   a spare container (`strata_spare`) against seven thrust::gather calls, one per column, into a
+//   second set of columns. Bytes: records read once and written once.
 #include "common.hpp"
 
 #include <strata/algorithm/compact.hpp>
@@ -193,6 +193,17 @@ void strata_permute(benchmark::State& state, bool random) {
   s.work.resize(std::size_t(count()));
   strata_bench::run_timed(state, n * 2 * 28, n, [&] { strata::permute(s.work, cuda::std::span<const std::int32_t>(perm, std::size_t(count()))); });
 }
+/// strata::permute through a spare container: one gather into the spare's storage, then the two
+/// trade places. As in place, each run permutes the records the run before left.
+void strata_permute_spare(benchmark::State& state, bool random) {
+  auto& s = st();
+  auto* perm = reinterpret_cast<const std::int32_t*>(permutation(random).data());
+  static strata::soa_vector<particle> spare;
+  const double n = double(count());
+  s.work.resize(std::size_t(count()));
+  strata_bench::run_timed(state, n * 2 * 28, n,
+                          [&] { strata::permute(s.work, cuda::std::span<const std::int32_t>(perm, std::size_t(count())), spare); });
+}
 /// Fraction of the permutation's indices that jump more than 8 records from the one before (the
 /// fraction strata::gather estimates from a sample to choose its way, for 4-byte leaves).
 double far_fraction(bool random) {
@@ -258,6 +269,8 @@ const bool registered = [] {
     const std::string r = std::string("/").append(std::to_string(count())).append(random ? "/random" : "/resort");
     strata_bench::configure(benchmark::RegisterBenchmark(std::string("permute/strata").append(r).c_str(),
                                                          [=](benchmark::State& s) { strata_permute(s, random); }))->Iterations(10);
+    strata_bench::configure(benchmark::RegisterBenchmark(std::string("permute/strata_spare").append(r).c_str(),
+                                                         [=](benchmark::State& s) { strata_permute_spare(s, random); }))->Iterations(10);
     strata_bench::configure(benchmark::RegisterBenchmark(std::string("permute/column_gather").append(r).c_str(),
                                                          [=](benchmark::State& s) { gather_permute(s, random); }))->Iterations(10);
     using way = strata::detail::gather_way;
