@@ -164,8 +164,8 @@ void gather_records(const basic_view<const T, M>& src, const I* idx, index_t n, 
   using costs = gather_costs<T, stride>;
   scratch_block far(sizeof(unsigned long long), stream);
   const std::size_t cache = gather_cache_bytes == ~std::size_t(0) ? cache_bytes() : gather_cache_bytes;
-  count_far_sample(idx, n, src.size(), costs::near, costs::window(cache, sizeof(I)), far.as<unsigned long long>(), stream);
   const unsigned long long limit = far_sample::scaled(costs::direct_limit(src.size(), n), n);
+  count_far_sample(idx, n, src.size(), costs::near, costs::window(cache, sizeof(I)), far.as<unsigned long long>(), stream, limit);
   note(gather_soa_to_soa(src, idx, n, dst, stream, first_bad, path_gate{far.as<unsigned long long>(), limit, true}));
   const path_gate by_records{far.as<unsigned long long>(), limit, false};
   scratch_block aos(std::size_t(src.size()) * stride, stream);

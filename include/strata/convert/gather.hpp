@@ -53,7 +53,7 @@ struct index_check {
 
 /// Tests: the most blocks a gather with a grid of resident blocks launches (0: as many as the
 /// device keeps resident), so that small gathers also run blocks that take several spans in turn
-/// (for_each_span's counter).
+/// (for_each_span's counter) and a small sample takes the count several rounds (far_count_kernel).
 inline index_t gather_grid_cap = 0;
 
 template <class T, class Tile, bool Masked, class I>
@@ -247,10 +247,12 @@ struct gather_costs {
 };
 
 /// Where the choice looks: one line of 32 consecutive indices (one 128-byte read of 4-byte
-/// indices) in every group of 16 lines, at a place in the group that a hash of the group's number
+/// indices) in every group of 64 lines, at a place in the group that a hash of the group's number
 /// picks (a pattern that repeats with the groups cannot hide from it), and in each such line the 31
-/// pairs of neighbours. The choice only weighs costs, so a sample does: 1/16 of the indices are
-/// read, where counting every pair cost as much time as a tenth of the gather itself.
+/// pairs of neighbours. The choice only weighs costs, so a sample does: 1/64 of the indices are
+/// read. A line whose indices mostly jump costs its warp about 350 instructions, and on the host
+/// model of the swept index families a line in 64 picks the same way as a line in 16 in every case
+/// at a quarter of the count's time (bench/results/raw-2026-11-30-count-overhead).
 /// An index is far, a random sector per leaf, when all three hold:
 /// - it jumps more than `near` records from the index before it;
 /// - it lies more than `window` records (gather_costs::window: farther than L2 keeps what the
@@ -266,12 +268,13 @@ struct gather_costs {
 /// sweep the whole source in short steps (random records sorted by cell: 2.7x slower by columns)
 /// (bench/results/raw-2026-11-29-jump-sweep, raw-2026-11-29-spare).
 struct far_sample {
-  static constexpr index_t line = 32, lines = 16, group = line * lines;
+  static constexpr int line_bits = 6;  // lines a group: 2^line_bits
+  static constexpr index_t line = 32, lines = index_t(1) << line_bits, group = line * lines;
   static index_t groups(index_t n) { return n / group; }
   /// Neighbour pairs the sample of n indices tests.
   static unsigned long long pairs(index_t n) { return (unsigned long long)groups(n) * (line - 1); }
   STRATA_HD static index_t line_start(index_t g) {
-    return g * group + index_t(((unsigned long long)g + 1) * 0x9E3779B97F4A7C15ull >> 60) * line;
+    return g * group + index_t(((unsigned long long)g + 1) * 0x9E3779B97F4A7C15ull >> (64 - line_bits)) * line;
   }
   /// Where index i of n would read in a source of `source` records, moving in step with the output.
   STRATA_HD static long long in_step(index_t i, double scale) { return (long long)((double)i * scale); }
@@ -300,21 +303,31 @@ inline constexpr int far_count_threads = 256;
 /// Sampled lines a warp reads before it tests any (their loads in flight together).
 inline constexpr int far_count_unroll = 4;
 /// A warp per sampled line: lane k reads the line's index k, compares it with lane k - 1's and its
-/// in-step place, and where both are far, with every earlier lane's.
+/// in-step place, and where both are far, with every earlier lane's. The blocks go through the
+/// sample in rounds of far_count_unroll lines a warp, adding each round's count to *far; a block
+/// stops once *far passes `enough`, since the choice the count feeds is then made: random
+/// indices, whose every line runs the comparisons with earlier lanes, cost a few rounds instead of
+/// the whole sample.
 template <class I>
 __global__ void __launch_bounds__(far_count_threads) far_count_kernel(const I* idx, index_t groups, index_t near, index_t window, double scale,
-                                                                      unsigned long long* far) {
+                                                                      unsigned long long enough, unsigned long long* far) {
   constexpr index_t warps = far_count_threads / 32;
   const int lane = int(threadIdx.x % 32);
   const index_t stride = index_t(gridDim.x) * warps;
-  unsigned c = 0;
-  for (index_t g0 = index_t(blockIdx.x) * warps + index_t(threadIdx.x / 32); g0 < groups; g0 += stride * far_count_unroll) {
+  __shared__ unsigned long long block_far;
+  __shared__ bool stop;
+  if (threadIdx.x == 0) block_far = 0;
+  __syncthreads();
+  // Rounds are block-uniform (r0), so every thread reaches the barriers; lines past the sample test nothing.
+  for (index_t r0 = index_t(blockIdx.x) * warps; r0 < groups; r0 += stride * far_count_unroll) {
+    const index_t g0 = r0 + index_t(threadIdx.x / 32);
     long long at[far_count_unroll];
     STRATA_UNROLL
     for (int k = 0; k < far_count_unroll; ++k) {
       const index_t g = g0 + k * stride;
       at[k] = g < groups ? (long long)idx[far_sample::line_start(g) + lane] : 0;
     }
+    unsigned c = 0;
     STRATA_UNROLL
     for (int k = 0; k < far_count_unroll; ++k) {
       const index_t g = g0 + k * stride;
@@ -331,16 +344,29 @@ __global__ void __launch_bounds__(far_count_threads) far_count_kernel(const I* i
       }
       c += jumps ? 1u : 0u;
     }
+    c = __reduce_add_sync(0xffffffffu, c);
+    if (lane == 0 && c) atomicAdd(&block_far, (unsigned long long)c);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      const unsigned long long mine = block_far;
+      const unsigned long long total = mine ? atomicAdd(far, mine) + mine : (enough == ~0ull ? 0 : *static_cast<volatile unsigned long long*>(far));
+      block_far = 0;
+      stop = total > enough;
+    }
+    __syncthreads();
+    if (stop) return;
   }
-  c = __reduce_add_sync(0xffffffffu, c);
-  if (lane == 0 && c) atomicAdd(far, (unsigned long long)c);
 }
 #endif
 
 /// *far = how many of the indices far_sample tests in idx[0, n), into a source of `source`
-/// records, are far (device memory, stream ordered).
+/// records, are far (device memory, stream ordered). The device may stop counting once more than
+/// `enough` are found: *far is then more than `enough` and at most the full count; at or below
+/// `enough` it is the full count, so a choice between *far <= enough and more is the same on both
+/// backends.
 template <class I>
-void count_far_sample(const I* idx, index_t n, index_t source, index_t near, index_t window, unsigned long long* far, stream_t stream) {
+void count_far_sample(const I* idx, index_t n, index_t source, index_t near, index_t window, unsigned long long* far, stream_t stream,
+                      unsigned long long enough = ~0ull) {
   const double scale = far_sample::scale(source, n);
   const index_t groups = far_sample::groups(n);
 #if defined(STRATA_BACKEND_CUDA)
@@ -349,11 +375,12 @@ void count_far_sample(const I* idx, index_t n, index_t source, index_t near, ind
   constexpr index_t per_block = index_t(far_count_threads / 32) * far_count_unroll;
   const device_shape& d = current_device_shape();
   const index_t full = index_t(d.sms) * std::max(1, d.max_threads_per_sm / far_count_threads);
-  const index_t blocks = std::max<index_t>(1, std::min(full, (groups + per_block - 1) / per_block));
-  far_count_kernel<I><<<unsigned(blocks), far_count_threads, 0, stream>>>(idx, groups, near, window, scale, far);
+  const index_t blocks = std::max<index_t>(1, std::min({full, (groups + per_block - 1) / per_block, gather_grid_cap > 0 ? gather_grid_cap : full}));
+  far_count_kernel<I><<<unsigned(blocks), far_count_threads, 0, stream>>>(idx, groups, near, window, scale, enough, far);
   check_launch("strata gather (index sample)");
 #else
   (void)stream;
+  (void)enough;
   unsigned long long c = 0;
   STRATA_PARALLEL_SUM_IF(groups > 64, c)
   for (index_t g = 0; g < groups; ++g) {
