@@ -21,8 +21,10 @@
 #include <memory>
 #include <numeric>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 using namespace strata_test;
 
@@ -904,6 +906,59 @@ TEST(Lifecycle, PredicateThatChangesItsAnswerIsReported) {
   EXPECT_THROW((void)strata::copy_if(in, out, first_calls_only{reinterpret_cast<unsigned long long*>(calls.data()), ref.size()}),
                std::logic_error);
   EXPECT_EQ(first_difference<particle>(in.to_host(), ref), -1);
+  strata::soa_vector<particle> again;
+  EXPECT_EQ(strata::copy_if(in, again, keep_particle{}), ref.size());
+  EXPECT_EQ(first_difference<particle>(again.to_host(), ref), -1);
+#endif
+}
+
+// The reverse: every record refused by the counting pass and kept by the writing pass. Each tile
+// then finds more kept records than its place in the output holds; it must write none of them
+// (before, its records went below the output's first element: compute-sanitizer's memcheck saw
+// invalid writes before the allocation). In place and out of place, with a rest output too; the
+// outputs of the refused out-of-place calls are left empty, erase_if's container keeps its size and
+// holds only its own records.
+struct after_first_calls {  // false for the first `n` calls in all, true after
+  unsigned long long* calls;
+  unsigned long long n;
+  STRATA_HD bool operator()(const particle&) const {
+#if defined(__CUDA_ARCH__)
+    return atomicAdd(calls, 1ull) >= n;
+#else
+    return false;
+#endif
+  }
+};
+TEST(Lifecycle, PredicateThatKeepsMoreTheSecondTimeWritesNothingOutside) {
+#if !defined(STRATA_BACKEND_CUDA)
+  GTEST_SKIP() << "the host backend asks the predicate once per record";
+#else
+  STRATA_SEED_TRACE();
+  auto ref = random_records<particle>(100003, 19);
+  strata::buffer calls(sizeof(unsigned long long), strata::memory_space::device);
+  auto reset = [&] {
+    const unsigned long long zero = 0;
+    strata::copy_bytes(calls.data(), &zero, sizeof zero);
+  };
+  const after_first_calls pred{reinterpret_cast<unsigned long long*>(calls.data()), ref.size()};
+  const strata::soa_vector<particle> in(ref);
+  strata::soa_vector<particle> out(std::vector<particle>(ref.begin(), ref.begin() + 10)), rest;
+  reset();
+  EXPECT_THROW((void)strata::copy_if(in, out, pred), std::logic_error);
+  EXPECT_EQ(out.size(), 0u);
+  reset();
+  EXPECT_THROW((void)strata::partition_copy(in, out, rest, pred), std::logic_error);
+  EXPECT_EQ(out.size(), 0u);
+  EXPECT_EQ(rest.size(), 0u);
+  EXPECT_EQ(first_difference<particle>(in.to_host(), ref), -1);
+  strata::soa_vector<particle> v(ref);
+  reset();
+  EXPECT_THROW((void)strata::erase_if(v, pred), std::logic_error);
+  ASSERT_EQ(v.size(), ref.size());
+  auto key = [](const particle& p) { return std::tuple(p.x, p.y, p.z, p.vx, p.vy, p.vz, p.mass); };
+  std::set<decltype(key(ref[0]))> own;
+  for (const auto& p : ref) own.insert(key(p));
+  for (const auto& p : v.to_host()) ASSERT_TRUE(own.count(key(p))) << "erase_if left a record that was never in the container";
   strata::soa_vector<particle> again;
   EXPECT_EQ(strata::copy_if(in, again, keep_particle{}), ref.size());
   EXPECT_EQ(first_difference<particle>(again.to_host(), ref), -1);

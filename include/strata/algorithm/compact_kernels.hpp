@@ -340,18 +340,24 @@ __global__ void __launch_bounds__(compact_threads) compact_kernel(InView in, Out
   STRATA_UNROLL
   for (int k = 0; k < W; ++k) pos[k] += before;
   const index_t prefix = end_t - total;
+  // A tile whose predicate answered differently than in the counting pass writes nothing: its
+  // place in the output was sized by the first answers, so writing the second ones could land
+  // outside it (before the output, or over later tiles). Every thread of the block sees the same
+  // total and count, so the whole block takes the same branch.
+  const bool consistent = total == counted;
   if (threadIdx.x == 0) {
-    if (total != counted) atomicOr(st.mismatch, 1u), under_loaded = false;
+    if (!consistent) atomicOr(st.mismatch, 1u);
     if (st.in_place) {
       // Later tiles may overwrite this tile's input from now on.
       compact_flag(st.loaded + t).store(1u, cuda::memory_order_relaxed);
-      if (total > 0 && !under_loaded) {
+      if (consistent && total > 0 && !under_loaded) {
         const index_t end_tile = (prefix + total - 1) / tile_records, last = end_tile < t ? end_tile : t - 1;
         for (index_t q = prefix / tile_records; q <= last; ++q)
           while (compact_flag(st.loaded + q).load(cuda::memory_order_acquire) == 0u) __nanosleep(64);
       }
     }
   }
+  if (!consistent) return;
   // Every global store below follows a block barrier after thread 0's wait (write_staged's, or this).
   if constexpr (compact_staging<record>::fits) {
     if (staged) write_staged(out, rec, f, pos, total, prefix, stage);
