@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -182,10 +184,75 @@ TEST(RuntimeConvert, RefusalsNameTheProblem) {
   EXPECT_NE(run(16, {{0, 4}}, -1).find("negative record count"), std::string::npos);
   void* odd[1] = {static_cast<std::byte*>(col.data()) + 2};
   EXPECT_THROW(strata::aos_to_soa(aos.data(), 16, 64, std::vector<runtime_field>{{0, 4}}, odd), strata::misaligned_pointer);
+  // Offsets near 2^64 whose end wraps past zero, from a hostile file header: refused, not truncated.
+  EXPECT_NE(run(16, {{~std::size_t(0) - 1, 4}}).find("ends past the 16-byte record"), std::string::npos);
+  EXPECT_NE(run(16, {{std::size_t(1) << 63, 8}}).find("ends past the 16-byte record"), std::string::npos);
+  EXPECT_NE(run(16, {{0, 4}, {~std::size_t(0) - 3, 4}}).find("field 1"), std::string::npos);
+  // A record count whose records would run past the end of the address space.
+  EXPECT_NE(run(16, {{0, 4}}, strata::index_t(1) << 62).find("overflows"), std::string::npos);
+  EXPECT_NE(run(1, {{0, 1}}, 1000, reinterpret_cast<const void*>(~std::uintptr_t(0) - 100)).find("address space"), std::string::npos);
 #if defined(STRATA_BACKEND_CUDA)
   std::vector<std::byte> pageable(64 * 16);
   EXPECT_THROW(strata::aos_to_soa(pageable.data(), 16, 64, std::vector<runtime_field>{{0, 4}}, c), strata::memory_space_error);
 #endif
+}
+
+// Field lists, strides and counts drawn at random, hostile ones included (offsets and sizes near
+// 2^64, sizes that are not 1, 2, 4, 8 or 16, overlapping fields, columns aligned to less than their
+// element): every description either converts exactly as the host reference says or is refused
+// with strata's error naming it. Run under AddressSanitizer and UndefinedBehaviorSanitizer in CI.
+TEST(RuntimeConvert, RandomDescriptionsConvertOrAreRefused) {
+  STRATA_SEED_TRACE();
+  std::mt19937_64 g(strata_test::test_seed() ^ 0x5eedf00d);
+  auto pick = [&](std::uint64_t n) { return std::size_t(g() % n); };
+  const std::size_t hostile[] = {~std::size_t(0), ~std::size_t(0) - 1, ~std::size_t(0) - 15, std::size_t(1) << 63, std::size_t(1) << 32,
+                                 std::size_t(0xffffffff)};
+  int converted = 0, refused = 0;
+  for (int round = 0; round < 400; ++round) {
+    const std::size_t stride = pick(8) == 0 ? hostile[pick(6)] : 1 + pick(80);
+    const std::size_t nf = pick(10) == 0 ? 0 : 1 + pick(6);
+    std::vector<runtime_field> f(nf);
+    for (auto& x : f) {
+      const std::size_t sizes[] = {1, 2, 4, 8, 16, 3, 0, 32};
+      x.size = sizes[pick(pick(5) == 0 ? 8 : 5)];
+      x.offset = pick(12) == 0 ? hostile[pick(6)] : pick(stride < 100 ? stride + 1 : 100);
+    }
+    const strata::index_t n = pick(10) == 0 ? -strata::index_t(pick(5)) - 1 : strata::index_t(pick(300));
+    const std::size_t shift = pick(4) == 0 ? 1 : 0;  // columns one byte past their alignment
+    SCOPED_TRACE("round " + std::to_string(round) + ": stride " + std::to_string(stride) + ", " + std::to_string(nf) + " fields, n " +
+                 std::to_string(n));
+    const std::size_t records = n > 0 ? std::size_t(n) : 0;
+    const std::size_t aos_bytes = stride <= 4096 ? records * stride : 0;
+    const auto host = random_bytes(aos_bytes, std::uint64_t(round));
+    strata::buffer aos(aos_bytes + 16, strata::memory_space::device);
+    strata::copy_bytes(aos.data(), host.data(), aos_bytes);
+    std::vector<strata::buffer> cols;
+    std::vector<void*> ptrs;
+    for (const auto& x : f) {
+      const std::size_t elem = x.size <= 32 ? x.size : 1;
+      cols.emplace_back(records * elem + 32, strata::memory_space::device);
+      ptrs.push_back(static_cast<std::byte*>(cols.back().data()) + shift);
+    }
+    try {
+      strata::aos_to_soa(aos.data(), stride, n, f, ptrs.data());
+      strata::synchronize(nullptr);
+    } catch (const strata::size_error&) {
+      ++refused;
+      continue;
+    } catch (const strata::misaligned_pointer&) {
+      ++refused;
+      continue;
+    }
+    ++converted;
+    for (std::size_t k = 0; k < f.size(); ++k) {
+      const auto got = strata_test::fetch(static_cast<const std::byte*>(ptrs[k]), records * f[k].size);
+      for (std::size_t i = 0; i < records; ++i)
+        for (std::size_t b = 0; b < f[k].size; ++b)
+          ASSERT_EQ(got[i * f[k].size + b], host[i * stride + f[k].offset + b]) << "field " << k << " record " << i;
+    }
+  }
+  EXPECT_GT(converted, 20) << "the generator made too few valid descriptions to test the conversion";
+  EXPECT_GT(refused, 20) << "the generator made too few hostile descriptions";
 }
 
 }  // namespace

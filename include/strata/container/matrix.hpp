@@ -6,11 +6,13 @@
 #pragma once
 
 #include <strata/config.hpp>
+#include <strata/memory/checked.hpp>
 #include <strata/memory/device.hpp>
 #include <strata/memory/error.hpp>
 #include <strata/memory/resource.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <type_traits>
 
@@ -44,6 +46,11 @@ matrix_view<T> make_matrix_view(T* data, index_t rows, index_t cols, index_t pit
                      std::to_string(pitch) + " (the pitch must be at least cols)");
   if (!data && rows > 0 && cols > 0) throw size_error("strata: make_matrix_view: null pointer with " + std::to_string(rows) + " rows");
   if (reinterpret_cast<std::uintptr_t>(data) % alignof(T) != 0) throw misaligned_pointer("make_matrix_view: rows", data, alignof(T));
+  // Kernels form data + r * pitch + c for every row and column: none of those addresses may wrap.
+  if (rows > 0 && cols > 0)
+    (void)detail::checked_extent(data, detail::checked_add(detail::checked_mul(std::size_t(rows - 1), std::size_t(pitch), "make_matrix_view: elements"),
+                                                           std::size_t(cols), "make_matrix_view: elements"),
+                                 sizeof(T), "make_matrix_view: rows");
   return {data, rows, cols, pitch, false, detail::locate(data)};
 }
 template <class T>
@@ -59,8 +66,12 @@ class matrix {
   matrix() = default;
   matrix(index_t rows, index_t cols) : rows_(rows), cols_(cols), pitch_(pitch_for(cols)) {
     if (rows < 0 || cols < 0) throw size_error("strata: matrix of " + std::to_string(rows) + " x " + std::to_string(cols));
+    const std::size_t row_bytes = detail::checked_mul(std::size_t(cols), sizeof(T), "matrix: bytes of a row");
+    (void)detail::checked_add(row_bytes, vector_bytes, "matrix: bytes of a padded row");
+    const std::size_t bytes = detail::checked_mul(detail::checked_mul(std::size_t(rows), std::size_t(pitch_), "matrix: elements"), sizeof(T),
+                                                  "matrix: bytes");
     if (Space == memory_space::device && STRATA_DEVICE_IS_SEPARATE) device_ = detail::current_device();
-    buf_ = buffer(std::size_t(rows) * std::size_t(pitch_) * sizeof(T), Space);
+    buf_ = buffer(bytes, Space);
     fill_bytes_async(buf_.data(), 0, buf_.bytes(), stream_t{}, Space);
     synchronize(stream_t{});
   }
@@ -71,6 +82,8 @@ class matrix {
   index_t cols() const { return cols_; }
   index_t pitch() const { return pitch_; }
   memory_location location() const { return {Space, device_}; }
+  /// Shared ownership of the allocation (basic_vector::storage): DLPack exports hold it.
+  std::shared_ptr<const void> storage() const noexcept { return buf_.share(); }
   matrix_view<T> view() & { return {reinterpret_cast<T*>(buf_.data()), rows_, cols_, pitch_, true, location()}; }
   matrix_view<const T> view() const& { return const_view(); }
   matrix_view<const T> const_view() const& {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <strata/config.hpp>
+#include <strata/memory/checked.hpp>
 #include <strata/memory/device.hpp>
 #include <strata/memory/error.hpp>
 #include <strata/memory/resource.hpp>
@@ -267,6 +268,9 @@ inline std::size_t runtime_prepare(const char* op, runtime_layout& L, const void
   if (stride == 0 || stride > max_runtime_stride)
     throw size_error(where + "records of " + std::to_string(stride) + " bytes; 1 to " + std::to_string(max_runtime_stride) + " are supported");
   if (n > 0 && aos == nullptr) throw size_error(where + "null AoS pointer with " + std::to_string(n) + " records");
+  if (n > 0 && columns == nullptr) throw size_error(where + "null column array with " + std::to_string(n) + " records");
+  // Tiles and kernels form aos + i * stride and column + i * size for every i < n: none may wrap.
+  (void)checked_extent(aos, std::size_t(n), stride, (std::string(op) + ": the AoS records").c_str());
   L.count = std::uint32_t(fields.size());
   std::vector<bool> covered(stride, false);
   L.stride = std::uint32_t(stride);
@@ -276,8 +280,9 @@ inline std::size_t runtime_prepare(const char* op, runtime_layout& L, const void
     const std::string name = "field " + std::to_string(k) + " (offset " + std::to_string(f.offset) + ", " + std::to_string(f.size) + " bytes)";
     if (f.size != 1 && f.size != 2 && f.size != 4 && f.size != 8 && f.size != 16)
       throw size_error(where + name + ": fields of 1, 2, 4, 8 or 16 bytes are supported");
-    if (f.offset + f.size > stride) throw size_error(where + name + " ends past the " + std::to_string(stride) + "-byte record");
+    if (!range_within(f.offset, f.size, stride)) throw size_error(where + name + " ends past the " + std::to_string(stride) + "-byte record");
     if (n > 0 && columns[k] == nullptr) throw size_error(where + "null column for " + name);
+    if (n > 0) (void)checked_extent(columns[k], std::size_t(n), f.size, (std::string(op) + ": the column of " + name).c_str());
     if (reinterpret_cast<std::uintptr_t>(columns[k]) % f.size != 0)
       throw misaligned_pointer(std::string(op) + ": column of " + name, columns[k], f.size);
     L.offset[k] = std::uint32_t(f.offset);
@@ -406,11 +411,12 @@ inline int runtime_device(const char* op, const void* aos, const runtime_layout&
       throw memory_space_error(std::string("strata: ") + op + ": " + what + " is in pageable host memory, which GPU kernels cannot read");
     if (m.space == memory_space::device && device >= 0 && m.device != device)
       throw device_error(std::string("strata: ") + op + ": " + what + " is on device " + std::to_string(m.device) +
-                         " but the AoS records are on device " + std::to_string(device));
+                         " but the buffers before it are on device " + std::to_string(device));
     return m.space == memory_space::device ? m.device : device;
   };
-  const int device = check(aos, "the AoS records", -1);
-  for (std::uint32_t k = 0; k < L.count; ++k) check(L.column[k], "column " + std::to_string(k), device);
+  // The first buffer in device memory names the GPU; pinned AoS records leave it to the columns.
+  int device = check(aos, "the AoS records", -1);
+  for (std::uint32_t k = 0; k < L.count; ++k) device = check(L.column[k], "column " + std::to_string(k), device);
   return device;
 }
 #else
