@@ -35,6 +35,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -138,39 +139,60 @@ template <class I>
                           " is outside the source's records [0, " + std::to_string(size) + "); " + after);
 }
 
-/// dst records [0, n) = src records idx[i], by whichever way moves fewer bytes (see the top).
-/// Indices outside [0, src.size()) read nothing and give zero records; the first one's position
-/// goes to *first_bad where that is not null.
+/// The scratch memory of one gather_records call, taken before it or its caller writes anything,
+/// so a failed allocation leaves every operand as it was.
+struct gather_workspace {
+  std::optional<scratch_block> far, aos, counters;
+  /// The way gather_records takes for n indices: the count between both ways, or one of them.
+  static gather_way way(index_t n) {
+    if (gather_forced == gather_way::records) return gather_way::records;
+    if (n < gather_count_from || gather_forced == gather_way::columns) return gather_way::columns;
+    return gather_way::count;
+  }
+  gather_workspace(index_t src_size, index_t n, std::size_t stride, stream_t stream) {
+    if (n == 0) return;
+    const gather_way w = way(n);
+    if (w == gather_way::count) far.emplace(sizeof(unsigned long long), stream);
+    if (w != gather_way::columns) aos.emplace(std::size_t(src_size) * stride, stream);
+#if defined(STRATA_BACKEND_CUDA)
+    counters.emplace(2 * sizeof(unsigned long long), stream);  // the span counters of both ways
+#endif
+  }
+  unsigned long long* counter(int k) const { return counters ? counters->as<unsigned long long>() + k : nullptr; }
+};
+
+/// dst records [0, n) = src records idx[i], by whichever way moves fewer bytes (see the top), with
+/// the scratch ws took (nothing allocated here). Indices outside [0, src.size()) read nothing and
+/// give zero records; the first one's position goes to *first_bad where that is not null.
 template <class T, class M, class I>
 void gather_records(const basic_view<const T, M>& src, const I* idx, index_t n, const basic_view<T, M>& dst, stream_t stream,
-                    unsigned long long* first_bad) {
+                    unsigned long long* first_bad, const gather_workspace& ws) {
   if (n == 0) return;
   constexpr std::size_t stride = sizeof(layout::aligned_record<T>);
   const index_check check{src.size(), first_bad};
-  if (gather_forced == gather_way::records) {
-    scratch_block aos(std::size_t(src.size()) * stride, stream);
-    soa_to_aos_bytes<T, stride>(src, 0, aos.data(), src.size(), stream);
-    gather_aos_to_soa<T, stride>(aos.data(), idx, n, dst, stream, check);
+  const gather_way way = gather_workspace::way(n);
+  if (way == gather_way::records) {
+    soa_to_aos_bytes<T, stride>(src, 0, ws.aos->data(), src.size(), stream);
+    gather_aos_to_soa<T, stride>(ws.aos->data(), idx, n, dst, stream, check, {}, ws.counter(1));
     return;
   }
   auto note = [](columns_path p) { testing::column_gathers[int(p)].fetch_add(1, std::memory_order_relaxed); };
-  if (n < gather_count_from || gather_forced == gather_way::columns) {
-    note(gather_soa_to_soa(src, idx, n, dst, stream, first_bad));
+  if (way == gather_way::columns) {
+    note(gather_soa_to_soa(src, idx, n, dst, stream, first_bad, {}, ws.counter(0)));
 #if !defined(STRATA_BACKEND_CUDA)
     testing::gathers_by_columns.fetch_add(1, std::memory_order_relaxed);
 #endif
     return;
   }
   using costs = gather_costs<T, stride>;
-  scratch_block far(sizeof(unsigned long long), stream);
+  auto* far = ws.far->as<unsigned long long>();
   const std::size_t cache = gather_cache_bytes == ~std::size_t(0) ? cache_bytes() : gather_cache_bytes;
   const unsigned long long limit = far_sample::scaled(costs::direct_limit(src.size(), n), n);
-  count_far_sample(idx, n, src.size(), costs::near, costs::window(cache, sizeof(I)), far.as<unsigned long long>(), stream, limit);
-  note(gather_soa_to_soa(src, idx, n, dst, stream, first_bad, path_gate{far.as<unsigned long long>(), limit, true}));
-  const path_gate by_records{far.as<unsigned long long>(), limit, false};
-  scratch_block aos(std::size_t(src.size()) * stride, stream);
-  soa_to_aos_bytes<T, stride>(src, 0, aos.data(), src.size(), stream, by_records);
-  gather_aos_to_soa<T, stride>(aos.data(), idx, n, dst, stream, check, by_records);
+  count_far_sample(idx, n, src.size(), costs::near, costs::window(cache, sizeof(I)), far, stream, limit);
+  note(gather_soa_to_soa(src, idx, n, dst, stream, first_bad, path_gate{far, limit, true}, ws.counter(0)));
+  const path_gate by_records{far, limit, false};
+  soa_to_aos_bytes<T, stride>(src, 0, ws.aos->data(), src.size(), stream, by_records);
+  gather_aos_to_soa<T, stride>(ws.aos->data(), idx, n, dst, stream, check, by_records, ws.counter(1));
 #if !defined(STRATA_BACKEND_CUDA)
   (by_records.open() ? testing::gathers_by_records : testing::gathers_by_columns).fetch_add(1, std::memory_order_relaxed);
 #endif
@@ -183,61 +205,81 @@ operand index_operand(const void* p, index_t n, const char* role) {
 }  // namespace detail
 
 namespace detail {
-/// permute's work: the records to padded AoS scratch, then gathered back into the columns. With
+/// permute's work, with its scratch taken at construction (before the caller sorts keys or changes
+/// anything): the records to padded AoS scratch, then gathered back into the columns. With
 /// `checked`, an index outside [0, n) restores the records as they were and throws (the host waits
 /// for the stream to know); unchecked (indices made by strata) it stays stream ordered.
-template <class T, class I>
-void permute_records(soa_vector<T>& c, const I* indices, stream_t stream, bool checked) {
-  const index_t n = index_t(c.size());
-  auto v = c.view();
-  constexpr std::size_t stride = sizeof(layout::aligned_record<T>);
-  scratch_block aos(std::size_t(n) * stride, stream);
-  soa_to_aos_bytes<T, stride>(soa_view<const T>(v), 0, aos.data(), n, stream);
-  if (!checked) {
-    gather_aos_to_soa<T, stride>(aos.data(), indices, n, v, stream, index_check{n, nullptr});
-    return;
-  }
-  const bad_index_slot bad(stream);
-  gather_aos_to_soa<T, stride>(aos.data(), indices, n, v, stream, index_check{n, bad.get()});
-  if (const index_t at = bad.first_bad(stream); at >= 0) {
-    aos_bytes_to_soa<T, stride>(aos.data(), n, v, 0, stream);
-    synchronize(stream);
-    throw_bad_index("strata::permute", indices, at, n, "the container is left as it was");
-  }
-}
-
-/// dst sized for n records that are about to be overwritten: its storage kept where it holds them,
-/// fresh storage swapped in where not (a failed allocation leaves dst as it was).
 template <class T>
-void prepare_for_overwrite(soa_vector<T>& dst, std::size_t n) {
-  if (n > dst.capacity()) {
-    soa_vector<T> fresh;
-    fresh.resize_for_overwrite(n);
-    dst.swap(fresh);
-  } else {
-    dst.clear();
-    dst.resize_for_overwrite(n);
+class permute_in_place {
+ public:
+  static constexpr std::size_t stride = sizeof(layout::aligned_record<T>);
+  permute_in_place(soa_vector<T>& c, stream_t stream, bool checked)
+      : c_(c), stream_(stream), aos_(std::size_t(c.size()) * stride, stream), counter_(sizeof(unsigned long long), stream) {
+    if (checked) bad_.emplace(stream);
   }
-}
-/// c's records in `order` (indices strata made, not checked) gathered into spare, which then
-/// trades places with c.
-template <class T, class I>
-void reorder_into(soa_vector<T>& c, const I* order, soa_vector<T>& spare, stream_t stream) {
-  const index_t n = index_t(c.size());
-  prepare_for_overwrite(spare, std::size_t(n));
-  gather_records(c.const_view(), order, n, spare.view(), stream, nullptr);
-  c.swap(spare);
-}
-/// dst = src's records at idx[0, n), resized and checked: an index outside src throws
-/// std::out_of_range naming it, once the stream is done (`after` says what is left where).
-template <class T, class I>
-void gather_checked(const soa_vector<T>& src, const I* idx, index_t n, soa_vector<T>& dst, stream_t stream, const char* op, const char* after) {
-  prepare_for_overwrite(dst, std::size_t(n));
-  if (n == 0) return;
-  const bad_index_slot bad(stream);
-  gather_records(src.const_view(), idx, n, dst.view(), stream, bad.get());
-  if (const index_t at = bad.first_bad(stream); at >= 0) throw_bad_index(op, idx, at, index_t(src.size()), after);
-}
+  template <class I>
+  void run(const I* indices) {
+    const index_t n = index_t(c_.size());
+    auto v = c_.view();
+    soa_to_aos_bytes<T, stride>(soa_view<const T>(v), 0, aos_.data(), n, stream_);
+    gather_aos_to_soa<T, stride>(aos_.data(), indices, n, v, stream_, index_check{n, bad_ ? bad_->get() : nullptr}, {},
+                                 counter_.as<unsigned long long>());
+    if (!bad_) return;
+    if (const index_t at = bad_->first_bad(stream_); at >= 0) {
+      aos_bytes_to_soa<T, stride>(aos_.data(), n, v, 0, stream_);
+      synchronize(stream_);
+      throw_bad_index("strata::permute", indices, at, n, "the container is left as it was");
+    }
+  }
+
+ private:
+  soa_vector<T>& c_;
+  stream_t stream_;
+  scratch_block aos_, counter_;
+  std::optional<bad_index_slot> bad_;
+};
+
+/// A gather of n records of src into dst (or a spare), everything it needs taken at construction:
+/// dst's larger storage aside where it must grow (on the current device), the gather's scratch and
+/// the bad-index word. Nothing has changed if construction throws; commit() then makes dst hold n
+/// records to be overwritten (no allocation) and run() gathers.
+template <class T>
+class gather_into {
+ public:
+  gather_into(const soa_vector<T>& src, soa_vector<T>& dst, index_t n, stream_t stream, const char* op, const char* what, bool checked)
+      : src_(src), dst_(dst), n_(n), stream_(stream) {
+    check_growth_allowed(stream, op, what, dst.capacity(), std::size_t(n));  // before anything is queued
+    ws_.emplace(index_t(src.size()), n, sizeof(layout::aligned_record<T>), stream);
+    if (std::size_t(n) > dst.capacity()) fresh_.resize_for_overwrite(std::size_t(n));
+    if (checked && n > 0) bad_.emplace(stream);
+  }
+  void commit() {
+    if (std::size_t(n_) > dst_.capacity()) {
+      dst_.swap(fresh_);
+    } else {
+      dst_.clear();
+      dst_.resize_for_overwrite(std::size_t(n_));
+    }
+  }
+  /// The gather; an index outside src throws std::out_of_range naming it once the stream is done
+  /// (`after` says what is left where), where the gather was made `checked`.
+  template <class I>
+  void run(const I* idx, const char* op, const char* after) {
+    if (n_ == 0) return;
+    gather_records(src_.const_view(), idx, n_, dst_.view(), stream_, bad_ ? bad_->get() : nullptr, *ws_);
+    if (bad_)
+      if (const index_t at = bad_->first_bad(stream_); at >= 0) throw_bad_index(op, idx, at, index_t(src_.size()), after);
+  }
+
+ private:
+  const soa_vector<T>& src_;
+  soa_vector<T>& dst_;
+  index_t n_;
+  stream_t stream_;
+  std::optional<gather_workspace> ws_;
+  soa_vector<T> fresh_;
+  std::optional<bad_index_slot> bad_;
+};
 template <class T>
 void check_spare(const soa_vector<T>& c, const soa_vector<T>& spare, const char* op) {
   if (&c == &spare) throw std::invalid_argument(std::string(op) + ": the spare is the container itself");
@@ -257,7 +299,8 @@ void permute(soa_vector<T>& c, cuda::std::span<const I> indices, stream_t stream
   detail::launch_scope scope("strata::permute", stream,
                              {detail::described(c.view(), "container"), detail::index_operand<I>(indices.data(), n, "indices")});
   if (n == 0) return;
-  detail::permute_records(c, indices.data(), stream, true);
+  c.note_stream(stream);
+  detail::permute_in_place<T>(c, stream, true).run(indices.data());
 }
 template <class T, class I>
   requires std::is_integral_v<I>
@@ -282,7 +325,10 @@ void permute(soa_vector<T>& c, cuda::std::span<const I> indices, soa_vector<T>& 
   detail::launch_scope scope("strata::permute", stream,
                              {detail::described(c.const_view(), "container"), detail::described(spare.const_view(), "spare"),
                               detail::index_operand<I>(indices.data(), n, "indices")});
-  detail::gather_checked(c, indices.data(), n, spare, stream, "strata::permute", "the container is left as it was (the spare's records are not)");
+  c.note_stream(stream), spare.note_stream(stream);
+  detail::gather_into<T> g(c, spare, n, stream, "strata::permute", "spare", true);
+  g.commit();
+  g.run(indices.data(), "strata::permute", "the container is left as it was (the spare's records are not)");
   c.swap(spare);
 }
 template <class T, class I>
@@ -311,7 +357,10 @@ void gather(const soa_vector<T>& src, cuda::std::span<const I> indices, soa_vect
   detail::launch_scope scope("strata::gather", stream,
                              {detail::described(src.const_view(), "source"), detail::described(dst.const_view(), "destination"),
                               detail::index_operand<I>(indices.data(), n, "indices")});
-  detail::gather_checked(src, indices.data(), n, dst, stream, "strata::gather", "the destination holds zero records where indices are out of range");
+  src.note_stream(stream), dst.note_stream(stream);
+  detail::gather_into<T> g(src, dst, n, stream, "strata::gather", "destination", true);
+  g.commit();
+  g.run(indices.data(), "strata::gather", "the destination holds zero records where indices are out of range");
 }
 template <class T, class I>
   requires std::is_integral_v<I>
@@ -321,7 +370,9 @@ void gather(const soa_vector<T>& src, cuda::std::span<I> indices, soa_vector<T>&
 
 namespace detail {
 /// sort_by_key's work once the call is checked: (key, index) pairs sorted, then apply(order) puts
-/// the records in that order (const I*, I = int32 or int64 as n needs).
+/// the records in that order (const I*, I = int32 or int64 as n needs). Every allocation comes
+/// before the keys change (the caller takes apply's beforehand), and apply allocates nothing, so a
+/// failed allocation leaves keys and records as they were.
 template <class T, class K, class Apply>
 void sort_by_key_with(soa_vector<T>& c, cuda::std::span<K> keys, stream_t stream, int begin_bit, int end_bit, Apply&& apply) {
   const index_t n = index_t(c.size());
@@ -345,11 +396,10 @@ void sort_by_key_with(soa_vector<T>& c, cuda::std::span<K> keys, stream_t stream
     // Indices ordered by the compared bits of their keys (Thrust's stable sort on OpenMP threads),
     // then the keys in that order.
     thrust::stable_sort(thrust::device, a, a + n, masked_less<K, I>{keys.data(), begin_bit, end_bit});
-    for (index_t i = 0; i < n; ++i) b[i] = I(i);
     std::vector<K> sorted(static_cast<std::size_t>(n));
     for (index_t i = 0; i < n; ++i) sorted[std::size_t(i)] = keys[std::size_t(a[i])];
-    std::copy(sorted.begin(), sorted.end(), keys.data());
     apply(static_cast<const I*>(a));
+    std::copy(sorted.begin(), sorted.end(), keys.data());
 #endif
   };
   if (n <= index_t(0x7fffffff)) sort_with.template operator()<std::int32_t>();
@@ -367,7 +417,10 @@ void sort_by_key(soa_vector<T>& c, cuda::std::span<K> keys, stream_t stream = {}
   if (index_t(keys.size()) != n) detail::throw_size_error("strata::sort_by_key: keys", index_t(keys.size()), n);
   detail::launch_scope scope("strata::sort_by_key", stream,
                              {detail::described(c, "container"), detail::index_operand<K>(keys.data(), n, "keys")});
-  detail::sort_by_key_with(c, keys, stream, begin_bit, end_bit, [&](const auto* order) { detail::permute_records(c, order, stream, false); });
+  if (n <= 1) return;
+  c.note_stream(stream);
+  detail::permute_in_place<T> reorder(c, stream, false);
+  detail::sort_by_key_with(c, keys, stream, begin_bit, end_bit, [&](const auto* order) { reorder.run(order); });
 }
 
 /// sort_by_key through a spare container, as permute through one: the records are gathered in
@@ -383,7 +436,14 @@ void sort_by_key(soa_vector<T>& c, cuda::std::span<K> keys, soa_vector<T>& spare
   detail::launch_scope scope("strata::sort_by_key", stream,
                              {detail::described(c, "container"), detail::described(spare.const_view(), "spare"),
                               detail::index_operand<K>(keys.data(), n, "keys")});
-  detail::sort_by_key_with(c, keys, stream, begin_bit, end_bit, [&](const auto* order) { detail::reorder_into(c, order, spare, stream); });
+  if (n <= 1) return;
+  c.note_stream(stream), spare.note_stream(stream);
+  detail::gather_into<T> reorder(c, spare, n, stream, "strata::sort_by_key", "spare", false);
+  detail::sort_by_key_with(c, keys, stream, begin_bit, end_bit, [&](const auto* order) {
+    reorder.commit();
+    reorder.run(order, "strata::sort_by_key", "");
+    c.swap(spare);
+  });
 }
 
 /// Sorts the records of c by key_fn(record) (an unsigned or signed integer, or a float), stably:

@@ -132,15 +132,19 @@ __device__ void for_each_span(index_t spans, unsigned long long* next, F&& f) {
 }
 /// A span counter for a launch of `grid` blocks over `spans` spans (for_each_span): zeroed device
 /// memory in stream order where the grid is smaller, none (null) where each block has one span.
+/// The word comes from `at` where the caller took it beforehand (so that a call can take all its
+/// memory before it writes anything), from scratch otherwise.
 class span_counter {
  public:
-  span_counter(index_t grid, index_t spans, stream_t stream) : block_(grid < spans ? sizeof(unsigned long long) : 0, stream) {
-    if (grid < spans) cuda_check(cudaMemsetAsync(block_.data(), 0, sizeof(unsigned long long), stream), "cudaMemsetAsync (strata gather)");
+  span_counter(index_t grid, index_t spans, stream_t stream, unsigned long long* at = nullptr)
+      : block_(grid < spans && !at ? sizeof(unsigned long long) : 0, stream), at_(grid < spans ? (at ? at : block_.as<unsigned long long>()) : nullptr) {
+    if (at_) cuda_check(cudaMemsetAsync(at_, 0, sizeof(unsigned long long), stream), "cudaMemsetAsync (strata gather)");
   }
-  unsigned long long* get() const { return block_.as<unsigned long long>(); }
+  unsigned long long* get() const { return at_; }
 
  private:
   scratch_block block_;
+  unsigned long long* at_;
 };
 
 /// Strided: resident blocks behind a gate, as soa_to_aos_gated_kernel, each block's warps taking
@@ -177,7 +181,7 @@ __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks) gather_kernel
 /// of them).
 template <class T, std::size_t Stride, class I, class M>
 void gather_aos_to_soa(const std::byte* src, const I* idx, index_t n, const basic_view<T, M>& dst, stream_t stream, const index_check& check,
-                       path_gate gate = {}) {
+                       path_gate gate = {}, unsigned long long* counter = nullptr) {
   if (n == 0) return;
   using tile = warp_tile<T, Stride>;
   auto run = [&]<bool Masked>() {
@@ -186,14 +190,14 @@ void gather_aos_to_soa(const std::byte* src, const I* idx, index_t n, const basi
       constexpr auto kernel = &gather_kernel<T, tile, Masked, I, M, true>;
       const index_t spans = transpose_grid<tile>(n), resident = resident_blocks<kernel>(tile::threads);
       const index_t blocks = std::min({spans, resident, gather_grid_cap > 0 ? gather_grid_cap : resident});
-      const span_counter next(blocks, spans, stream);
+      const span_counter next(blocks, spans, stream, counter);
       kernel<<<unsigned(blocks), tile::threads, 0, stream>>>(src, idx, n, dst, gate, check, next.get());
     } else {
       gather_kernel<T, tile, Masked, I, M><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, idx, n, dst, gate, check, nullptr);
     }
     check_launch("gather kernel launch");
 #else
-    (void)stream;
+    (void)stream, (void)counter;
     if (!gate.open()) return;
     using phases = gather_tile<T, tile, Masked, I>;
     emulate_warp_tiles<tile>(n, [&](int lane, std::byte* sm, index_t t) { phases::load(lane, sm, src, idx, n, t, check); },
@@ -610,7 +614,7 @@ enum class columns_path { quads, quads_scalar_indices, records_one_by_one };
 /// Returns the path taken (known on the host: it depends on types and alignment only).
 template <class T, class M, class I>
 columns_path gather_soa_to_soa(const basic_view<const T, M>& src, const I* idx, index_t n, const basic_view<T, M>& dst, stream_t stream,
-                               unsigned long long* first_bad, path_gate gate = {}) {
+                               unsigned long long* first_bad, path_gate gate = {}, unsigned long long* counter = nullptr) {
   const index_check check{src.size(), first_bad};
   using g = gather_quads<T>;
   if constexpr (g::template applies<M>) {
@@ -623,11 +627,11 @@ columns_path gather_soa_to_soa(const basic_view<const T, M>& src, const I* idx, 
         constexpr auto kernel = &gather_quads_kernel<T, M, I, VecIdx>;
         const index_t resident = resident_blocks<kernel>(g::threads);
         const index_t grid = std::max<index_t>(1, std::min({blocks, resident, gather_grid_cap > 0 ? gather_grid_cap : resident}));
-        const span_counter next(grid, blocks, stream);
+        const span_counter next(grid, blocks, stream, counter);
         kernel<<<unsigned(grid), g::threads, 0, stream>>>(src, idx, n, dst, gate, check, next.get());
         check_launch("strata gather (columns) kernel launch");
 #else
-        (void)stream;
+        (void)stream, (void)counter;
         if (!gate.open()) return;
         for (int t = 0; t < 4; ++t) g::tail(src, idx, n, dst, t, check);
         STRATA_PARALLEL_FOR_IF(blocks > 4)
@@ -647,11 +651,11 @@ columns_path gather_soa_to_soa(const basic_view<const T, M>& src, const I* idx, 
   // spans in order: a closed gate costs one wave of blocks that return at once.
   const index_t resident = resident_blocks<&gather_columns_kernel<T, M, I>>(gather_columns::threads);
   const index_t grid = std::max<index_t>(1, std::min({blocks, resident, gather_grid_cap > 0 ? gather_grid_cap : resident}));
-  const span_counter next(grid, blocks, stream);
+  const span_counter next(grid, blocks, stream, counter);
   gather_columns_kernel<T, M, I><<<unsigned(grid), gather_columns::threads, 0, stream>>>(src, idx, n, dst, gate, check, next.get());
   check_launch("strata gather (columns) kernel launch");
 #else
-  (void)stream;
+  (void)stream, (void)counter;
   if (!gate.open()) return columns_path::records_one_by_one;
   STRATA_PARALLEL_FOR_IF(blocks > 4)
   for (index_t b = 0; b < blocks; ++b)
