@@ -82,6 +82,91 @@ TEST(Streams, StepCapturedIntoAGraphAndReplayed) {
 #endif
 }
 
+// Host-side operations after work strata queued on a stream the legacy default stream does not wait
+// for: push_back puts its record in a padding lane of the last packet, which the queued transform's
+// whole-packet store also writes; the record must survive (the container waits for its GPU first),
+// and element access reads the transformed records.
+struct slow_drift {
+  STRATA_HD particle operator()(particle p) const {
+#if defined(__CUDA_ARCH__)
+    for (int i = 0; i < 20; ++i) __nanosleep(1000);
+#endif
+    return drift{}(p);
+  }
+};
+TEST(Streams, HostOperationsWaitForWorkOnANonBlockingStream) {
+#if defined(STRATA_BACKEND_CUDA)
+  STRATA_SEED_TRACE();
+  auto ref = random_records<particle>(4093);  // not a whole number of packets: padding lanes follow the last record
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  for (int round = 0; round < 5; ++round) {
+    strata::soa_vector<particle> v(ref);
+    ASSERT_GT(v.capacity(), v.size());
+    const particle extra = random_records<particle>(1, 77 + round)[0];
+    strata::transform(v, v, slow_drift{}, s);
+    v.push_back(extra);
+    const particle first = v[0];
+    ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+    auto want = ref;
+    for (auto& p : want) p = drift{}(p);
+    EXPECT_TRUE(same_bits(first, want[0])) << "element access ran before the queued transform";
+    want.push_back(extra);
+    ASSERT_EQ(first_difference<particle>(v.to_host(), want), -1) << "round " << round << ": the pushed record was overwritten";
+  }
+  ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
+#else
+  GTEST_SKIP() << "the host backend has no streams (operations complete before returning)";
+#endif
+}
+
+// A gather whose destination must grow cannot allocate inside a graph capture: it is refused
+// before anything is queued (the capture goes on, the destination is as it was); with room
+// reserved beforehand it is captured and replays correctly.
+TEST(Streams, GatherIntoADestinationThatMustGrowIsRefusedDuringCapture) {
+#if defined(STRATA_BACKEND_CUDA)
+  STRATA_SEED_TRACE();
+  const std::size_t n = 50000;
+  auto ref = random_records<particle>(n);
+  std::vector<std::int32_t> idx(n);
+  for (std::size_t i = 0; i < n; ++i) idx[i] = std::int32_t((i * 7919) % n);
+  strata::buffer idx_dev(n * sizeof(std::int32_t), strata::memory_space::device);
+  strata::copy_bytes(idx_dev.data(), idx.data(), n * sizeof(std::int32_t));
+  const cuda::std::span<const std::int32_t> indices(reinterpret_cast<const std::int32_t*>(idx_dev.data()), n);
+  const strata::soa_vector<particle> src(ref);
+  strata::soa_vector<particle> dst(std::vector<particle>(ref.begin(), ref.begin() + 10));
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+  try {
+    strata::gather(src, indices, dst, s);
+    ADD_FAILURE() << "nothing thrown";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("reserve(50000)"), std::string::npos) << e.what();
+  }
+  cudaGraph_t g = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(s, &g), cudaSuccess) << "the refusal ended the capture";
+  cudaGraphDestroy(g);
+  EXPECT_EQ(first_difference<particle>(dst.to_host(), std::vector<particle>(ref.begin(), ref.begin() + 10)), -1);
+  dst.reserve(n);
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+  strata::gather(src, indices, dst, s);
+  ASSERT_EQ(cudaStreamEndCapture(s, &g), cudaSuccess);
+  cudaGraphExec_t x = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&x, g, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(x, s), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  std::vector<particle> want;
+  for (auto i : idx) want.push_back(ref[std::size_t(i)]);
+  EXPECT_EQ(first_difference<particle>(dst.to_host(), want), -1);
+  cudaGraphExecDestroy(x);
+  cudaGraphDestroy(g);
+  ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
+#else
+  GTEST_SKIP() << "CUDA graphs need the CUDA backend";
+#endif
+}
+
 // The driver entry points the per-call kernels launch through are found on a GPU machine, and a
 // thread that has done CUDA work has a context to key their function handles by.
 TEST(Streams, SmallKernelsLaunchThroughTheDriver) {

@@ -241,7 +241,9 @@ template <class T, class Pred>
 std::size_t erase_if(soa_vector<T>& c, Pred pred, stream_t stream = {}) {
   const index_t n = index_t(c.size());
   auto v = c.view();
+  detail::check_not_capturing(stream, "strata::erase_if", "waits for the number of records it kept");
   detail::launch_scope scope("strata::erase_if", stream, {detail::described(v, "container")});
+  c.note_stream(stream);
   if (n == 0) return 0;
   std::int64_t kept = -1;
   if (detail::compact_scratch ws; detail::compact_prepare(v, stream, ws)) {
@@ -266,8 +268,10 @@ std::size_t copy_if(const soa_vector<T>& in, soa_vector<T>& out, Pred pred, stre
   if (&in == &out) throw std::invalid_argument("strata::copy_if: in and out are the same container (use erase_if)");
   // Checked before out changes. An out with no memory yet is allocated on in's device (the scope
   // makes it current).
+  detail::check_not_capturing(stream, "strata::copy_if", "waits for the number of records it kept");
   detail::launch_scope scope("strata::copy_if", stream, {detail::described(in.const_view(), "input"), detail::described(out.const_view(), "output")});
   auto iv = in.const_view();
+  in.note_stream(stream), out.note_stream(stream);
   detail::output_storage<soa_vector<T>> storage(out, std::size_t(n));
   detail::compact_scratch ws;
   const bool by_packets = n > 0 && detail::compact_prepare(iv, stream, ws);
@@ -302,10 +306,12 @@ std::size_t partition_copy(const soa_vector<T>& in, soa_vector<T>& selected, soa
   if (&in == &selected || &in == &rest || &selected == &rest)
     throw std::invalid_argument("strata::partition_copy: in, selected and rest must be three distinct containers");
   const index_t n = index_t(in.size());
+  detail::check_not_capturing(stream, "strata::partition_copy", "waits for the number of records it kept");
   detail::launch_scope scope("strata::partition_copy", stream,
                              {detail::described(in.const_view(), "input"), detail::described(selected.const_view(), "selected output"),
                               detail::described(rest.const_view(), "rest output")});
   auto iv = in.const_view();
+  in.note_stream(stream), selected.note_stream(stream), rest.note_stream(stream);
   detail::output_storage<soa_vector<T>> sel_storage(selected, std::size_t(n)), rest_storage(rest, std::size_t(n));
   detail::compact_scratch ws;
   const bool by_packets = n > 0 && detail::compact_prepare(iv, stream, ws);

@@ -304,6 +304,7 @@ template <class V, class Map, class A, class Op>
 void transform_reduce_async_from(const V& v_arg, Map map, A init, Op op, A* device_result, stream_t stream, scratch_resource& r) {
   auto v = as_const_view(v_arg);
   launch_scope scope("strata::transform_reduce_async", stream, {described(v, "input")});
+  note_stream(v_arg, stream);
   using record = typename decltype(v)::value_type;
   if constexpr (layout::record_descriptor<record>::all_leaves_vectorizable) {
     const index_t body = packet_body<record>(v.size(), v);

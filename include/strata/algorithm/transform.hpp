@@ -178,6 +178,7 @@ path transform(const In& in_arg, Out&& out_arg, F f, stream_t stream = {}) {
   auto out = detail::as_view(out_arg);
   if (in.size() != out.size()) detail::throw_size_error("strata::transform: output records", out.size(), in.size());
   detail::launch_scope scope("strata::transform", stream, {detail::described(in, "input"), detail::described(out, "output")});
+  detail::note_stream(in_arg, stream), detail::note_stream(out_arg, stream);
   using record = typename decltype(in)::value_type;
   const index_t n = in.size();
   const index_t body = detail::packet_body<record>(n, in, out);
@@ -217,6 +218,7 @@ template <class V, class F>
 path for_each(V&& v_arg, F f, stream_t stream = {}) {
   auto v = detail::as_view(v_arg);
   detail::launch_scope scope("strata::for_each", stream, {detail::described(v, "view")});
+  detail::note_stream(v_arg, stream);
   using record = typename decltype(v)::value_type;
   const index_t n = v.size();
   const index_t body = detail::packet_body<record>(n, v);

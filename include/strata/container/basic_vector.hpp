@@ -31,6 +31,7 @@
 #include <cuda/std/array>
 
 #include <algorithm>
+#include <atomic>
 #include <initializer_list>
 #include <ranges>
 #include <span>
@@ -101,7 +102,7 @@ class basic_vector {
   }
   basic_vector(basic_vector&& o) noexcept
       : buf_(std::move(o.buf_)), size_(std::exchange(o.size_, 0)), capacity_(std::exchange(o.capacity_, 0)),
-        device_(std::exchange(o.device_, -1)) {}
+        device_(std::exchange(o.device_, -1)), pending_(o.pending_.exchange(false, std::memory_order_relaxed)) {}
   basic_vector& operator=(const basic_vector& o) {
     if (this != &o) basic_vector(o).swap(*this);
     return *this;
@@ -128,6 +129,10 @@ class basic_vector {
   {
     return stored_ptr();
   }
+  /// Shared ownership of the current allocation (null when there is none): whoever holds it may
+  /// read the memory after the container has grown, traded storage or been destroyed (it then
+  /// holds the records as they were). DLPack exports of a shared container hold it.
+  std::shared_ptr<const void> storage() const noexcept { return buf_.share(); }
   /// The GPU holding the records (-1: none yet, or host memory).
   int device() const noexcept { return device_; }
   memory_location location() const noexcept { return {Space, device_}; }
@@ -137,7 +142,23 @@ class basic_vector {
     std::swap(size_, o.size_);
     std::swap(capacity_, o.capacity_);
     std::swap(device_, o.device_);
+    pending_.store(o.pending_.exchange(pending_.load(std::memory_order_relaxed), std::memory_order_relaxed), std::memory_order_relaxed);
   }
+
+  /// Records that work on this container's memory was queued on `stream` (strata's algorithms call
+  /// it). A stream that the legacy default stream does not wait for (one created non-blocking, or
+  /// any other stream of the caller's) makes the next host-side operation (element access,
+  /// push_back, growth, copies to the host) first wait for the container's GPU, so it never races
+  /// with that work; the legacy default stream needs nothing.
+  void note_stream(stream_t stream) const noexcept {
+#if defined(STRATA_BACKEND_CUDA)
+    if (stream != nullptr && stream != cudaStreamLegacy) pending_.store(true, std::memory_order_relaxed);
+#else
+    (void)stream;
+#endif
+  }
+  /// Waits for the work noted on this container (note_stream); host-side operations call it.
+  void wait() const { settle(); }
   friend void swap(basic_vector& a, basic_vector& b) noexcept { a.swap(b); }
 
   /// Grows capacity to at least n (rounded to whole packets). Strong guarantee: on failure the
@@ -145,6 +166,8 @@ class basic_vector {
   void reserve(size_type n) {
     if (n <= capacity_) return;
     check_size(n, "reserve");
+    settle();
+    detail::device_guard on(device_);  // the copy and the wait for it on the container's GPU
     basic_vector grown;
     grown.device_ = device_;
     grown.allocate(layout_type::round_capacity(n));
@@ -214,6 +237,8 @@ class basic_vector {
   /// Replaces the contents with n AoS records from host memory.
   void assign(const T* records, size_type n) {
     check_size(n, "assign");
+    settle();
+    detail::device_guard on(device_);
     if (n > 0 && records == nullptr) throw size_error("strata: " + std::string(container_name) + "::assign: null pointer with " + std::to_string(n) + " records");
     basic_vector fresh;
     fresh.device_ = device_;
@@ -232,6 +257,7 @@ class basic_vector {
   /// Appends one record from the host (the slow path: one small copy per leaf); capacity doubles
   /// when full, so n calls cost O(n) copies in all. Strong guarantee.
   void push_back(const T& r) {
+    settle();
     if (size_ == capacity_) reserve(std::max<size_type>(2 * capacity_, layout_type::capacity_quantum));
     write_record(size_, r);
     ++size_;
@@ -249,6 +275,8 @@ class basic_vector {
   void append(std::span<const T> records) {
     if (records.empty()) return;
     check_size(size_ + records.size(), "append");
+    settle();
+    detail::device_guard on(device_);  // the staging container on this one's GPU
     if constexpr (columnar) {
       const basic_vector staged(records);
       append(staged, stream_t{});
@@ -273,9 +301,12 @@ class basic_vector {
     const size_type n = other.size(), at = size_;
     if (n == 0) return;
     check_size(at + n, "append");
+    settle();  // work queued on another stream may still write the padding the records go to
     if (at + n > capacity_) reserve(std::max(at + n, capacity_ + capacity_ / 2));
     copy_records(at, other, 0, n, stream);
     size_ = at + n;
+    note_stream(stream);
+    other.note_stream(stream);
   }
 
   /// AoS records on the way out (SoA -> AoS for columnar mappings).
@@ -286,6 +317,8 @@ class basic_vector {
   }
   void copy_to_host(std::span<T> out) const {
     if (out.size() != size_) detail::throw_size_error(std::string(container_name) + "::copy_to_host: output records", index_t(out.size()), index_t(size_));
+    settle();
+    detail::device_guard on(device_);
     if constexpr (columnar) {
       detail::soa_to_aos_to_host(const_view(), out.data(), Space);
     } else {
@@ -308,11 +341,15 @@ class basic_vector {
   void copy_to_async(basic_vector<T, M, S>& dst, stream_t stream) const {
     if (dst.size() != size_) detail::throw_size_error(std::string(container_name) + "::copy_to_async: destination size", index_t(dst.size()), index_t(size_));
     dst.copy_records(0, *this, 0, size_, stream);
+    note_stream(stream);
+    dst.note_stream(stream);
   }
 
   /// Record i read or written from the host (one small copy per leaf, or of the padded record).
   T get(size_type i) const {
     check_index(i);
+    settle();
+    detail::device_guard on(device_);
     if constexpr (!columnar) {
       typename M::stored r;
       copy_bytes(&r, stored_ptr() + i, sizeof r);
@@ -328,6 +365,7 @@ class basic_vector {
   }
   void set(size_type i, const T& r) {
     check_index(i);
+    settle();
     write_record(i, r);
   }
 
@@ -373,6 +411,7 @@ class basic_vector {
   }
   // Record i's leaves from the host, i < capacity() (the padded record whole for record mappings).
   void write_record(size_type i, const T& r) {
+    detail::device_guard on(device_);
     if constexpr (!columnar) {
       const typename M::stored padded(r);
       copy_bytes(stored_ptr() + i, &padded, sizeof padded);
@@ -419,6 +458,9 @@ class basic_vector {
   template <memory_space S>
   void copy_records(size_type at, const basic_vector<T, M, S>& src, size_type from, size_type n, stream_t stream) {
     if (n == 0) return;
+    // On the GPU of whichever side is device memory, so a stream of that GPU is the right one
+    // whatever device is current.
+    detail::device_guard on(device_ >= 0 ? device_ : src.device_);
     // Same position inside a block (always, for SoA): byte runs line up on both sides.
     auto by_runs = [&] {
       for_each_run(capacity_, at, n, [&](int leaf, size_type off, size_type bytes, size_type i) {
@@ -492,6 +534,7 @@ class basic_vector {
 
   void resize_impl(size_type n, const T* value) {
     check_size(n, "resize");
+    settle();
     if (n > capacity_) {
       basic_vector grown(*this, std::max(n, capacity_ + capacity_ / 2));
       grown.fill_tail(size_, n, value);
@@ -503,6 +546,7 @@ class basic_vector {
   }
   // Copy of o with room for capacity records, on o's device; the space past o.size() is zero.
   basic_vector(const basic_vector& o, size_type capacity) : device_(o.device_) {
+    detail::device_guard on(device_);
     allocate(layout_type::round_capacity(capacity));
     copy_records(0, o, 0, o.size_, stream_t{});
     synchronize(stream_t{});
@@ -536,9 +580,11 @@ class basic_vector {
   template <memory_space S>
   void copy_from(const basic_vector<T, M, S>& o) {
     if (o.capacity_ == 0) return;
+    o.settle();
     // A device copy lives on the source's GPU, whichever is current (as resize and to_soa do).
     if constexpr (S == Space) device_ = o.device_;
     allocate(o.capacity_);  // same capacity, same layout: one copy of the whole allocation
+    detail::device_guard on(device_ >= 0 ? device_ : o.device_);
     copy_bytes(buf_.data(), o.buf_.data(), buf_.bytes());
     size_ = o.size_;
   }
@@ -551,10 +597,22 @@ class basic_vector {
     if (i >= size_) throw std::out_of_range("strata: " + std::string(container_name) + " index " + std::to_string(i) + " out of range (size " + std::to_string(size_) + ")");
   }
 
+  // Waits for the container's GPU where work was queued on its memory on a stream that host-side
+  // copies (the legacy default stream) are not ordered after (note_stream).
+  void settle() const {
+#if defined(STRATA_BACKEND_CUDA)
+    if (!pending_.load(std::memory_order_relaxed)) return;
+    detail::device_guard on(device_);
+    detail::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (strata: host access after queued work)");
+    pending_.store(false, std::memory_order_relaxed);
+#endif
+  }
+
   buffer buf_;
   size_type size_ = 0;
   size_type capacity_ = 0;
   int device_ = -1;
+  mutable std::atomic<bool> pending_{false};
 };
 
 

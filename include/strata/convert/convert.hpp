@@ -80,6 +80,7 @@ template <class Src, class Dst>
 path convert(const Src& src_arg, Dst&& dst_arg, stream_t stream = {}) {
   auto src = detail::as_const_view(src_arg);
   auto dst = detail::as_view(dst_arg);
+  detail::note_stream(src_arg, stream), detail::note_stream(dst_arg, stream);
   constexpr bool aos_in = detail::is_aos_view<decltype(src)>, aos_out = detail::is_aos_view<decltype(dst)>;
   static_assert(!(aos_in && aos_out), "strata::convert: both sides are AoS; copy the records instead");
   if constexpr (aos_in) {

@@ -42,6 +42,13 @@ struct memory_location {
 };
 
 namespace detail {
+/// Tells a container (anything with note_stream) that work on its memory was queued on `stream`,
+/// so that its host-side operations wait for it (basic_vector::note_stream); views need nothing.
+template <class X>
+void note_stream(const X& x, stream_t stream) noexcept {
+  if constexpr (requires { x.note_stream(stream); }) x.note_stream(stream);
+}
+
 
 #if defined(STRATA_BACKEND_CUDA)
 inline int current_device() {

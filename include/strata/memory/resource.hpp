@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -113,6 +114,31 @@ inline bool stream_capturing(stream_t stream) {
   return capture != cudaStreamCaptureStatusNone;
 }
 #endif
+
+/// Refuses, before anything changes, a container that must grow for work queued on a stream being
+/// captured into a CUDA graph: growing allocates and fills device memory outside the stream, which
+/// the capture forbids (the capture would be invalidated). The caller reserves room beforehand.
+inline void check_growth_allowed(stream_t stream, const char* op, const char* what, std::size_t have, std::size_t need) {
+#if defined(STRATA_BACKEND_CUDA)
+  if (need > have && stream_capturing(stream))
+    throw std::invalid_argument(std::string(op) + ": the " + what + " must grow from " + std::to_string(have) + " to " + std::to_string(need) +
+                                " records while the stream is captured into a CUDA graph, where allocating is not allowed; reserve(" +
+                                std::to_string(need) + ") it before the capture");
+#else
+  (void)stream, (void)op, (void)what, (void)have, (void)need;
+#endif
+}
+/// Refuses, before anything is queued, an operation that must wait for the stream (it returns a
+/// count the device computes) while the stream is captured into a CUDA graph, where a wait would
+/// invalidate the capture.
+inline void check_not_capturing(stream_t stream, const char* op, const char* why) {
+#if defined(STRATA_BACKEND_CUDA)
+  if (stream_capturing(stream))
+    throw std::invalid_argument(std::string(op) + " " + why + ", which a stream being captured into a CUDA graph cannot do; call it outside the capture");
+#else
+  (void)stream, (void)op, (void)why;
+#endif
+}
 }  // namespace detail
 
 /// Stream-ordered byte copy between any two spaces; returns before completion on the CUDA backend.
@@ -167,28 +193,37 @@ inline void copy_rows(void* dst, std::size_t dst_pitch, const void* src, std::si
 #endif
 }
 
-/// Owns one allocation; moves, never copies.
+/// Owns one allocation; moves, never copies. The allocation can be shared (share()): an exporter
+/// that hands it to another library (DLPack) keeps it alive past the buffer's own life, so a
+/// container that grows or is destroyed never frees memory a consumer still reads.
 class buffer {
  public:
   buffer() = default;
-  buffer(std::size_t bytes, memory_space space) : p_(allocate(bytes, space)), bytes_(bytes), space_(space) {}
-  buffer(buffer&& o) noexcept : p_(o.p_), bytes_(o.bytes_), space_(o.space_) { o.p_ = nullptr, o.bytes_ = 0; }
+  buffer(std::size_t bytes, memory_space space) : bytes_(bytes), space_(space) {
+    if (void* p = allocate(bytes, space)) p_ = std::shared_ptr<std::byte>(static_cast<std::byte*>(p), release{space});  // frees p if this throws
+  }
+  buffer(buffer&& o) noexcept : p_(std::move(o.p_)), bytes_(std::exchange(o.bytes_, 0)), space_(o.space_) {}
   buffer& operator=(buffer&& o) noexcept {
     buffer(std::move(o)).swap(*this);
     return *this;
   }
-  ~buffer() { deallocate(p_, space_); }
   void swap(buffer& o) noexcept {
-    std::swap(p_, o.p_);
+    p_.swap(o.p_);
     std::swap(bytes_, o.bytes_);
     std::swap(space_, o.space_);
   }
-  std::byte* data() const noexcept { return static_cast<std::byte*>(p_); }
+  std::byte* data() const noexcept { return p_.get(); }
   std::size_t bytes() const noexcept { return bytes_; }
   memory_space space() const noexcept { return space_; }
+  /// Shared ownership of the allocation: it is freed when the buffer and every share are gone.
+  std::shared_ptr<const void> share() const noexcept { return p_; }
 
  private:
-  void* p_ = nullptr;
+  struct release {
+    memory_space space;
+    void operator()(std::byte* p) const noexcept { deallocate(p, space); }
+  };
+  std::shared_ptr<std::byte> p_;
   std::size_t bytes_ = 0;
   memory_space space_ = memory_space::host;
 };
