@@ -12,7 +12,9 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <memory>
+#include <random>
 #include <string>
 
 namespace {
@@ -112,6 +114,29 @@ TEST(DLPack, SharedExportKeepsTheContainerAlive) {
   EXPECT_EQ(fetch(static_cast<const float*>(t->dl_tensor.data), 300), want);
   t->deleter(t);
   EXPECT_TRUE(watch.expired()) << "the deleter must release the container";
+}
+
+// The container grows after the export (push_back past its capacity, a reserve, a permute through
+// a spare): the tensor still points into live memory, the storage it was exported from, and reads
+// the records as they were (AddressSanitizer would report a use after free).
+TEST(DLPack, SharedExportOutlivesTheContainersGrowth) {
+  auto s = std::make_shared<strata::soa_vector<particle>>(strata_test::random_records<particle>(300));
+  const auto want = fetch(s->view().column<&particle::x>().data(), 300);
+  DLManagedTensor* t = strata::to_dlpack<&particle::x>(s);
+  const void* exported = t->dl_tensor.data;
+  const std::size_t capacity = s->capacity();
+  while (s->capacity() == capacity) s->push_back(particle{});
+  s->reserve(8 * s->capacity());
+  ASSERT_NE(static_cast<const void*>(s->view().column<&particle::x>().data()), exported) << "the container moved to new storage";
+  EXPECT_EQ(fetch(static_cast<const float*>(t->dl_tensor.data), 300), want);
+  s.reset();
+  EXPECT_EQ(fetch(static_cast<const float*>(t->dl_tensor.data), 300), want);
+  t->deleter(t);
+  auto m = std::make_shared<strata::matrix<float>>(4, 5);
+  DLManagedTensor* mt = strata::to_dlpack(m);
+  *m = strata::matrix<float>(1, 1);  // the matrix's storage replaced
+  EXPECT_EQ(fetch(static_cast<const float*>(mt->dl_tensor.data), 20), std::vector<float>(20, 0.0f));
+  mt->deleter(mt);
 }
 
 TEST(DLPack, ImportedColumnsFormAViewOverTheSameMemory) {
@@ -237,6 +262,95 @@ TEST(DLPack, RefusalsNameTheProblem) {
   auto dense = strata::matrix_view_from_dlpack<float>(mt);
   EXPECT_EQ(dense.pitch, 8);
   EXPECT_THROW((void)strata::matrix_view_from_dlpack<float>(t), strata::size_error);
+}
+
+
+// Tensors as a hostile or buggy producer hands them over, drawn at random: shapes and strides
+// negative, zero, huge or missing, byte offsets near 2^64, dtypes and devices of every kind, null
+// data. Each import either refuses with one of strata's errors or returns a view that reads exactly
+// the elements the tensor describes. Run under AddressSanitizer and UndefinedBehaviorSanitizer in CI.
+TEST(DLPack, RandomTensorsImportOrAreRefused) {
+  STRATA_SEED_TRACE();
+  std::mt19937_64 g(strata_test::test_seed() ^ 0xd1a9ac);
+  auto pick = [&](std::uint64_t n) { return std::int64_t(g() % n); };
+  const std::size_t elems = 4096;
+  auto ref = strata_test::random_records<particle>(elems);
+  std::vector<float> host(elems);
+  for (std::size_t i = 0; i < elems; ++i) host[i] = ref[i].x;
+  strata::buffer mem(elems * sizeof(float), strata::memory_space::device);
+  strata::copy_bytes(mem.data(), host.data(), elems * sizeof(float));
+  const std::int64_t hostile[] = {-1, -4096, std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min(), 1ll << 40, 0};
+  int imported = 0, refused = 0;
+  for (int round = 0; round < 2000; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    DLTensor t{};
+    t.data = pick(20) == 0 ? nullptr : mem.data();
+    t.device = {expected_device_type(), 0};
+    if (pick(10) == 0) t.device = {DLDeviceType(pick(20)), std::int32_t(pick(3))};
+    t.dtype = {kDLFloat, 32, 1};
+    if (pick(8) == 0) t.dtype = {std::uint8_t(pick(8)), std::uint8_t(8 << pick(4)), std::uint16_t(1 + pick(2))};
+    t.ndim = pick(8) == 0 ? std::int32_t(pick(4)) : std::int32_t(1 + pick(2));
+    std::int64_t shape[3] = {}, strides[3] = {};
+    // A valid layout inside the buffer to start from.
+    const std::int64_t cols = 1 + pick(64), pitch = cols + pick(8), rows = std::int64_t(elems) / pitch - pick(3);
+    const std::int64_t offset_elems = pick(16);
+    if (t.ndim == 2) shape[0] = std::max<std::int64_t>(rows, 0), shape[1] = cols, strides[0] = pitch, strides[1] = 1;
+    else shape[0] = pick(std::int64_t(elems) - offset_elems + 1), strides[0] = 1;
+    t.byte_offset = std::uint64_t(offset_elems) * sizeof(float);
+    if (t.ndim == 2 && (shape[0] - 1) * pitch + cols + offset_elems > std::int64_t(elems)) shape[0] = 0;
+    t.shape = shape;
+    t.strides = pick(4) == 0 ? nullptr : strides;
+    // Then one field made hostile, or none.
+    switch (pick(6)) {
+      case 0: shape[pick(2)] = hostile[pick(6)]; break;
+      case 1: strides[pick(2)] = hostile[pick(6)]; break;
+      case 2: t.byte_offset = pick(2) ? ~std::uint64_t(0) - std::uint64_t(pick(64)) : std::uint64_t(pick(1 << 20)); break;
+      case 3: if (pick(2)) t.shape = nullptr; break;
+      default: break;
+    }
+    // What strata can check: the dtype, the device, the alignment, non-negative extents, rows that do
+    // not overlap, addresses that do not wrap. A tensor that claims more elements than its producer
+    // allocated is undetectable; such imports are checked against the tensor's own description only.
+    const int type = t.device.device_type;
+#if defined(STRATA_BACKEND_CUDA)
+    const bool right_device = (type == kDLCUDA && t.device.device_id == 0) || type == kDLCUDAManaged;  // the buffer is device memory
+#else
+    const bool right_device = type == kDLCPU || type == kDLCUDAHost;  // host memory either way
+#endif
+    const bool right_kind = t.dtype.code == kDLFloat && t.dtype.bits == 32 && t.dtype.lanes == 1 && right_device;
+    auto inside = [&](std::uint64_t last_elem) { return t.byte_offset <= elems * sizeof(float) && last_elem <= elems; };
+    try {
+      if (t.ndim == 2) {
+        auto m = strata::matrix_view_from_dlpack<float>(t);
+        ++imported;
+        ASSERT_TRUE(right_kind) << "a tensor of another dtype or device was imported";
+        ASSERT_GE(m.rows, 0);
+        ASSERT_GE(m.pitch, m.cols);
+        ASSERT_EQ(static_cast<const void*>(m.data), static_cast<const void*>(static_cast<const char*>(t.data) + t.byte_offset));
+        if (m.rows > 0 && m.cols > 0) {
+          const std::uint64_t first = t.byte_offset / sizeof(float), last = first + std::uint64_t((m.rows - 1) * m.pitch + m.cols);
+          if (inside(last)) {
+            const auto got = fetch(m.row(m.rows - 1), std::size_t(m.cols));
+            for (std::int64_t c = 0; c < m.cols; ++c) ASSERT_EQ(got[std::size_t(c)], host[std::size_t(last) - std::size_t(m.cols) + std::size_t(c)]);
+          }
+        }
+      } else {
+        auto sp = strata::span_from_dlpack<float>(t);
+        ++imported;
+        ASSERT_TRUE(right_kind) << "a tensor of another dtype or device was imported";
+        ASSERT_EQ(static_cast<const void*>(sp.data()), static_cast<const void*>(static_cast<const char*>(t.data) + t.byte_offset));
+        const std::uint64_t first = t.byte_offset / sizeof(float);
+        if (!sp.empty() && inside(first + sp.size())) {
+          const auto got = fetch(sp.data(), sp.size());
+          for (std::size_t i = 0; i < sp.size(); ++i) ASSERT_EQ(got[i], host[std::size_t(first) + i]);
+        }
+      }
+    } catch (const std::invalid_argument&) {  // every strata refusal: size, type, alignment, memory space, device
+      ++refused;
+    }
+  }
+  EXPECT_GT(imported, 100);
+  EXPECT_GT(refused, 100);
 }
 
 }  // namespace

@@ -7,20 +7,23 @@
 //
 // Ownership. An export from a view borrows: the view's memory must outlive the tensor, whose
 // deleter frees only the DLPack bookkeeping. An export from a std::shared_ptr to a container keeps
-// the container alive until the consumer calls the deleter. An import never owns: the returned view
-// is valid while the producer's tensor is, and the caller still calls its deleter when done.
+// the container's storage alive until the consumer calls the deleter (a growth does not free it).
+// An import never owns: the returned view is valid while the producer's tensor is, and the caller
+// still calls its deleter when done.
 #pragma once
 
 #include <strata/config.hpp>
 #include <strata/container/matrix.hpp>
 #include <strata/container/soa_view.hpp>
 #include <strata/layout/numeric.hpp>
+#include <strata/memory/checked.hpp>
 #include <strata/memory/device.hpp>
 #include <strata/memory/error.hpp>
 
 #include <dlpack/dlpack.h>
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -143,8 +146,14 @@ inline void check_dl_device(const DLTensor& t, const void* data, const std::stri
     throw memory_space_error("strata: " + what + " lives on " + dl_device_name(type) + " (DLPack device type " +
                              std::to_string(type) + "); strata reads CPU and CUDA memory only");
 #if defined(STRATA_BACKEND_CUDA)
-  if (!cuda_memory || data == nullptr) return;
+  if (data == nullptr) return;
   const memory_location m = locate(data);
+  if (!cuda_memory) {
+    if (m.space == memory_space::device)
+      throw memory_space_error("strata: " + what + " says " + dl_device_name(type) + " memory but its pointer is device memory of GPU " +
+                               std::to_string(m.device));
+    return;
+  }
   if (m.space != memory_space::device)
     throw memory_space_error("strata: " + what + " says CUDA device " + std::to_string(t.device.device_id) +
                              " but its pointer is " + to_string(m.space) + " memory");
@@ -169,7 +178,15 @@ void check_dl_dtype(const DLTensor& t, const std::string& what) {
 
 template <class U>
 U* dl_data(const DLTensor& t) {
-  return reinterpret_cast<U*>(static_cast<char*>(t.data) + t.byte_offset);
+  // The offset is added as an integer: a hostile one must not form an out-of-bounds pointer.
+  const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(t.data);
+  if (t.byte_offset > std::numeric_limits<std::uintptr_t>::max() - at)
+    throw size_error("strata: DLPack tensor's byte_offset " + std::to_string(t.byte_offset) + " runs past the end of the address space");
+  return reinterpret_cast<U*>(at + std::uintptr_t(t.byte_offset));
+}
+/// The shape (and strides, where given) of a tensor of `ndim` dimensions are readable.
+inline void check_dl_arrays(const DLTensor& t, int ndim, const std::string& what) {
+  if (t.ndim == ndim && !t.shape) throw size_error("strata: " + what + " has " + std::to_string(ndim) + " dimensions but no shape");
 }
 
 }  // namespace detail
@@ -188,12 +205,26 @@ DLManagedTensor* to_dlpack(const soa_view<T>& v, std::shared_ptr<const void> own
   return detail::make_dl_tensor(v.template column_data<L>(), v.location(), dlpack_dtype<leaf>(), 1, shape, strides,
                                 std::move(owner));
 }
-/// A column of a container the tensor keeps alive until its deleter runs.
+namespace detail {
+/// One owner holding both the container and the storage its view points into.
+template <class C>
+std::shared_ptr<const void> holding(const std::shared_ptr<C>& c, std::shared_ptr<const void> storage) {
+  struct both {
+    std::shared_ptr<C> c;
+    std::shared_ptr<const void> storage;
+  };
+  return std::make_shared<const both>(both{c, std::move(storage)});
+}
+}  // namespace detail
+
+/// A column of a shared container: the tensor holds the container and the storage the column lies
+/// in until its deleter runs, so it stays valid when the container grows or trades storage (a
+/// permute through a spare); it then shows the records as they were at the export.
 template <auto Sel, class C>
   requires requires(C& c) { c.view(); }
 DLManagedTensor* to_dlpack(const std::shared_ptr<C>& container) {
   if (!container) throw size_error("strata: to_dlpack: null container");
-  return to_dlpack<Sel>(container->view(), std::shared_ptr<const void>(container));
+  return to_dlpack<Sel>(container->view(), detail::holding(container, container->storage()));
 }
 
 /// rows x cols, row stride = pitch (elements). Borrows the matrix's memory.
@@ -202,11 +233,11 @@ DLManagedTensor* to_dlpack(const matrix_view<T>& m, std::shared_ptr<const void> 
   const std::int64_t shape[2] = {m.rows, m.cols}, strides[2] = {m.pitch, 1};
   return detail::make_dl_tensor(m.data, m.location(), dlpack_dtype<std::remove_const_t<T>>(), 2, shape, strides, std::move(owner));
 }
-/// A matrix the tensor keeps alive until its deleter runs.
+/// A shared matrix: the tensor holds its storage until its deleter runs.
 template <class T, memory_space S>
 DLManagedTensor* to_dlpack(const std::shared_ptr<matrix<T, S>>& m) {
   if (!m) throw size_error("strata: to_dlpack: null matrix");
-  return to_dlpack(m->view(), std::shared_ptr<const void>(m));
+  return to_dlpack(m->view(), detail::holding(m, m->storage()));
 }
 
 // ---- import ------------------------------------------------------------------------------------
@@ -217,6 +248,7 @@ template <class U>
 cuda::std::span<U> span_from_dlpack(const DLTensor& t, const std::string& what = "DLPack tensor") {
   detail::check_dl_dtype<U>(t, what);
   if (t.ndim != 1) throw size_error("strata: " + what + " has " + std::to_string(t.ndim) + " dimensions; a column needs 1");
+  detail::check_dl_arrays(t, 1, what);
   const std::int64_t n = t.shape[0];
   if (n < 0) throw size_error("strata: " + what + " has negative length " + std::to_string(n));
   if (t.strides && n > 1 && t.strides[0] != 1)
@@ -225,6 +257,7 @@ cuda::std::span<U> span_from_dlpack(const DLTensor& t, const std::string& what =
   U* data = detail::dl_data<U>(t);
   if (!t.data && n > 0) throw size_error("strata: " + what + " is a null pointer with " + std::to_string(n) + " elements");
   if (reinterpret_cast<std::uintptr_t>(data) % alignof(U) != 0) throw misaligned_pointer(what, data, alignof(U));
+  (void)detail::checked_extent(data, std::size_t(n), sizeof(U), what.c_str());
   detail::check_dl_device(t, data, what);
   return {data, static_cast<std::size_t>(n)};
 }
@@ -237,7 +270,7 @@ template <class T, class... Tensors>
 soa_view<T> soa_view_from_dlpack(alignment a, const Tensors&... tensors) {
   static_assert(sizeof...(Tensors) == reflect::leaf_count<T>, "strata: soa_view_from_dlpack needs one tensor per leaf (column) of the record");
   const DLTensor* all[] = {&tensors...};
-  const std::int64_t n = all[0]->ndim == 1 ? all[0]->shape[0] : 0;
+  const std::int64_t n = all[0]->ndim == 1 && all[0]->shape ? all[0]->shape[0] : 0;
   return [&]<std::size_t... L>(std::index_sequence<L...>) {
     auto span_of = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
       const std::string what = "DLPack tensor for column '" + std::string(reflect::leaf_name<T, I>()) + "'";
@@ -257,6 +290,7 @@ template <class U>
 matrix_view<U> matrix_view_from_dlpack(const DLTensor& t, const std::string& what = "DLPack tensor") {
   detail::check_dl_dtype<U>(t, what);
   if (t.ndim != 2) throw size_error("strata: " + what + " has " + std::to_string(t.ndim) + " dimensions; rows need 2");
+  detail::check_dl_arrays(t, 2, what);
   const std::int64_t rows = t.shape[0], cols = t.shape[1];
   if (rows < 0 || cols < 0) throw size_error("strata: " + what + " has a negative extent");
   std::int64_t pitch = cols;
@@ -269,6 +303,7 @@ matrix_view<U> matrix_view_from_dlpack(const DLTensor& t, const std::string& wha
   if (pitch < cols)
     throw size_error("strata: " + what + " has row stride " + std::to_string(pitch) + " below its " + std::to_string(cols) +
                      " columns (overlapping rows)");
+  if (!t.data && rows > 0 && cols > 0) throw size_error("strata: " + what + " is a null pointer with " + std::to_string(rows) + " rows");
   U* data = detail::dl_data<U>(t);
   if (reinterpret_cast<std::uintptr_t>(data) % alignof(U) != 0) throw misaligned_pointer(what, data, alignof(U));
   detail::check_dl_device(t, data, what);
