@@ -11,8 +11,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <future>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -381,6 +384,99 @@ TEST(Distributed, ReservedRoomOutlivesScatterAndMigrations) {
     EXPECT_EQ(failures, ranks) << "one failed growth per rank";
     d.reserve(4 * host.size());
     for (int r = 0; r < ranks; ++r) EXPECT_GE(d.capacity(r), 4 * host.size());
+  }
+}
+
+long fail_exactly = -1;
+bool fail_one_ordinal(long ordinal, std::size_t, strata::memory_space) { return ordinal == fail_exactly; }
+
+/// Runs f on a thread of its own and fails the test (ending the process: a hung rank cannot be
+/// joined) when it has not returned within a minute.
+template <class F>
+void within_a_minute(const std::string& what, F f) {
+  auto done = std::async(std::launch::async, f);
+  if (done.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    std::fprintf(stderr, "%s: still running after 60 s (a rank waits for one that failed)\n", what.c_str());
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+  done.get();
+}
+
+// migrate and halo_exchange with their k-th allocation failing, for every k until they go through,
+// whichever rank's thread makes it: the call throws on the caller's thread (no rank is left
+// waiting in the exchange for one that failed), every record is where it was, and the next call
+// works. Few records leave (holes filled from the shard's end) or many (the shard is split).
+TEST(Distributed, AllocationFailuresStopEveryRankAndMoveNothing) {
+  STRATA_SEED_TRACE();
+  const auto host = strata_test::random_records<particle>(40009, 31);
+  for (int ranks : rank_counts()) {
+    if (ranks < 2) continue;
+    for (float shift : {0.02f, 0.3f}) {
+      int allocations = -1;
+      for (long k = 0; k < 200 && allocations < 0; ++k) {
+        const std::string what = std::to_string(ranks) + " ranks, shift " + std::to_string(shift) + ", allocation " + std::to_string(k) + " fails";
+        SCOPED_TRACE(what);
+        auto comm = dist::communicator::local(ranks);
+        dist::distributed_soa_vector<particle> d(comm);
+        d.scatter(host);
+        (void)d.migrate(ring_of{ranks, 0.0f});  // records on their ranks
+        const auto before = d.gather();
+        bool threw = false;
+        fail_exactly = strata::testing::allocation_ordinal.load() + k;
+        strata::testing::fail_allocation_if = fail_one_ordinal;
+        within_a_minute("migrate: " + what, [&] {
+          try {
+            (void)d.migrate(ring_of{ranks, shift});
+          } catch (const strata::out_of_memory&) {
+            threw = true;
+          }
+        });
+        strata::testing::fail_allocation_if = nullptr;
+        if (!threw) {
+          allocations = int(k);
+          break;
+        }
+        const auto after = d.gather();
+        ASSERT_EQ(after.size(), before.size());
+        ASSERT_EQ(std::memcmp(after.data(), before.data(), before.size() * sizeof(particle)), 0) << "a record moved although the call failed";
+        (void)d.migrate(ring_of{ranks, shift});
+        for (int r = 0; r < ranks; ++r)
+          for (const auto& p : d.shard(r).to_host()) ASSERT_EQ((ring_of{ranks, shift}(p)), r) << "the next migrate after a failure";
+      }
+      EXPECT_GT(allocations, 0) << ranks << " ranks, shift " << shift << ": the sweep never got through, or migrate allocated nothing";
+    }
+    // Ghosts: the same sweep; a failed exchange leaves no ghost behind.
+    int allocations = -1;
+    for (long k = 0; k < 200 && allocations < 0; ++k) {
+      const std::string what = std::to_string(ranks) + " ranks, halo_exchange, allocation " + std::to_string(k) + " fails";
+      SCOPED_TRACE(what);
+      auto comm = dist::communicator::local(ranks);
+      dist::distributed_soa_vector<particle> d(comm);
+      d.scatter(host);
+      (void)d.migrate(slab_of{ranks});
+      const auto before = d.gather();
+      bool threw = false;
+      fail_exactly = strata::testing::allocation_ordinal.load() + k;
+      strata::testing::fail_allocation_if = fail_one_ordinal;
+      within_a_minute("halo_exchange: " + what, [&] {
+        try {
+          (void)d.halo_exchange(near_face{ranks, 0.05f}, 2);
+        } catch (const strata::out_of_memory&) {
+          threw = true;
+        }
+      });
+      strata::testing::fail_allocation_if = nullptr;
+      if (!threw) {
+        allocations = int(k);
+        break;
+      }
+      for (int r = 0; r < ranks; ++r) EXPECT_EQ(d.ghosts(r), 0u) << "rank " << r << " kept ghosts of a failed exchange";
+      const auto after = d.gather();
+      ASSERT_EQ(after.size(), before.size());
+      ASSERT_EQ(std::memcmp(after.data(), before.data(), before.size() * sizeof(particle)), 0);
+    }
+    EXPECT_GT(allocations, 0) << ranks << " ranks: halo_exchange";
   }
 }
 

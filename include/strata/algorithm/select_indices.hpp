@@ -12,6 +12,7 @@
 #include <concepts>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -148,15 +149,37 @@ __global__ void __launch_bounds__(pick_threads) pick_serial_kernel(Pick pick, in
 }
 #endif
 
+/// The scratch of one select_indices_async over n records, taken before the caller commits to
+/// the work (migrate takes it before the ranks meet, so that no rank fails after they have).
+struct select_indices_workspace {
+  std::optional<scratch_block> sums, tmp;
+  std::size_t temp = 0;
+  index_t blocks = 0;
+  select_indices_workspace(index_t n, stream_t stream, const char* what, scratch_resource& r = scratch()) {
+#if defined(STRATA_BACKEND_CUDA)
+    if (n <= serial_pick_blocks * pick_block_records) return;
+    blocks = (n + pick_block_records - 1) / pick_block_records;
+    if (blocks > index_t(0x7fffffff)) throw size_error(std::string(what) + ": " + std::to_string(n) + " records are more than one launch covers");
+    sums.emplace(sizeof(std::int64_t) * 2 * std::size_t(blocks), stream, r);
+    std::int64_t* counts = sums->as<std::int64_t>();
+    cuda_check(cub::DeviceScan::InclusiveSum(nullptr, temp, counts, counts + blocks, blocks, stream), what);
+    tmp.emplace(std::max<std::size_t>(temp, 1), stream, r);
+#else
+    (void)n, (void)stream, (void)what, (void)r;
+#endif
+  }
+};
+
 /// The indices first + i, i in [0, n), for which pick(i) is true, in increasing order, into out;
 /// how many into *count (device memory), stream ordered, nothing waits. For predicates that read a
 /// column or two and pick a few records: a counting pass (several coalesced loads in flight per
 /// thread, one count per block), a scan of the block counts, and a writing pass that only the
 /// blocks with picked records redo, so a sparse pick costs about one read of what pick reads; at
 /// most serial_pick_blocks * pick_block_records records take one launch (pick_serial_kernel).
+/// With the scratch a select_indices_workspace of n records took: allocates nothing.
 template <class Pick>
 void select_indices_async(Pick pick, index_t n, std::int64_t first, std::int64_t* out, std::int64_t* count, stream_t stream, const char* what,
-                          scratch_resource& r = scratch()) {
+                          select_indices_workspace& ws) {
 #if defined(STRATA_BACKEND_CUDA)
   // A small selection (none too: its count is written the same way) is a single launch; migrate
   // lists the records that fill its holes this way.
@@ -165,22 +188,18 @@ void select_indices_async(Pick pick, index_t n, std::int64_t first, std::int64_t
     check_launch(what);
     return;
   }
-  const index_t blocks = (n + pick_block_records - 1) / pick_block_records;
-  if (blocks > index_t(0x7fffffff)) throw size_error(std::string(what) + ": " + std::to_string(n) + " records are more than one launch covers");
-  scratch_block sums(sizeof(std::int64_t) * 2 * std::size_t(blocks), stream, r);
-  std::int64_t* counts = sums.as<std::int64_t>();
+  const index_t blocks = ws.blocks;
+  std::int64_t* counts = ws.sums->as<std::int64_t>();
   std::int64_t* ends = counts + blocks;
   count_picks_kernel<<<unsigned(blocks), pick_threads, 0, stream>>>(pick, n, counts);
   check_launch(what);
-  std::size_t temp = 0;
-  cuda_check(cub::DeviceScan::InclusiveSum(nullptr, temp, counts, ends, blocks, stream), what);
-  scratch_block tmp(std::max<std::size_t>(temp, 1), stream, r);
-  cuda_check(cub::DeviceScan::InclusiveSum(tmp.data(), temp, counts, ends, blocks, stream), what);
+  std::size_t temp = ws.temp;
+  cuda_check(cub::DeviceScan::InclusiveSum(ws.tmp->data(), temp, counts, ends, blocks, stream), what);
   write_picks_kernel<<<unsigned(blocks), pick_threads, 0, stream>>>(pick, n, first, counts, ends, out);
   check_launch(what);
   copy_bytes_async(count, ends + (blocks - 1), sizeof(std::int64_t), stream);
 #else
-  (void)stream, (void)what, (void)r;
+  (void)stream, (void)what, (void)ws;
   std::int64_t k = 0;
   for (index_t i = 0; i < n; ++i) {
     std::int32_t key = 0;
@@ -188,6 +207,13 @@ void select_indices_async(Pick pick, index_t n, std::int64_t first, std::int64_t
   }
   *count = k;
 #endif
+}
+/// The same, its scratch taken here from r.
+template <class Pick>
+void select_indices_async(Pick pick, index_t n, std::int64_t first, std::int64_t* out, std::int64_t* count, stream_t stream, const char* what,
+                          scratch_resource& r = scratch()) {
+  select_indices_workspace ws(n, stream, what, r);
+  select_indices_async(pick, n, first, out, count, stream, what, ws);
 }
 
 }  // namespace detail

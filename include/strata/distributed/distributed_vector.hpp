@@ -249,9 +249,14 @@ class distributed_soa_vector {
       const detail::leaving_for<decltype(v), DestFn> pick{v, dest, comm_->rank(l)};
       if (!counted_all.after([&] { out = group_leaving(l, pick, dest, keys, send[k], leaving, split, packed_out); })) return;  // another rank failed
       const std::size_t base = shards_[k].size() - std::size_t(out);
-      const auto ex = prepare_exchange(l, outgoing_[k], send, split ? spare_[k] : shards_[k], base, ready_all, std::move(packed_out));
+      // The hole filling's memory is taken with the exchange's, before the ranks meet: a rank that
+      // cannot get it stops every rank there, instead of failing while the others wait for it.
+      std::unique_ptr<hole_filling> holes;
+      const auto ex = prepare_exchange(l, outgoing_[k], send, split ? spare_[k] : shards_[k], base, ready_all, std::move(packed_out), [&] {
+        if (!split && out > 0) holes = std::make_unique<hole_filling>(*this, l, out);
+      });
       if (!ex) return;
-      if (!split && out > 0) fill_holes(l, leaving->as<std::int64_t>(), out, dest);
+      if (holes) fill_holes(l, leaving->as<std::int64_t>(), out, dest, *holes);
       leaving.reset();  // freed on the rank's stream, behind the moves
       // No wait: outgoing_ and spare_ live on, and the next migrate changes their size only after
       // its first wait on the rank's stream, which the exchange queued here precedes.
@@ -351,10 +356,13 @@ class distributed_soa_vector {
   /// the runs that travel packed, what packed_out holds when given), arrivals behind `into`'s first
   /// `base` records. Prepared, then every local rank meets at `ready`: null when another rank
   /// failed to prepare (that rank throws why), so that none sends alone.
+  template <class Also = void (*)()>
   std::unique_ptr<detail::rank_exchange<T>> prepare_exchange(int l, soa_vector<T>& out, const counts& send, soa_vector<T>& into, std::size_t base,
-                                                             detail::rank_barrier& ready, std::unique_ptr<strata::detail::scratch_block> packed_out) {
+                                                             detail::rank_barrier& ready, std::unique_ptr<strata::detail::scratch_block> packed_out,
+                                                             Also also = [] {}) {
     std::unique_ptr<detail::rank_exchange<T>> ex;
     const bool all = ready.after([&] {
+      also();
       strata::detail::stream_scratch& cache = *scratch_[std::size_t(l)];
       ex = std::make_unique<detail::rank_exchange<T>>(*comm_, l, out, send[std::size_t(l)], detail::receive_counts(*comm_, l, send, cache), into,
                                                       base, pack_limit_, std::move(packed_out), cache);
@@ -560,18 +568,24 @@ class distributed_soa_vector {
   /// of n records: the staying records among the last `count` places move, in order, into the
   /// holes below n - count, and the shard shrinks to n - count. Queued on the rank's stream: the
   /// number of holes stays in device memory, so nothing waits.
+  /// fill_holes' memory for `count` leaving records of local rank l, taken beforehand.
+  struct hole_filling {
+    strata::detail::scratch_block fillers;
+    strata::detail::select_indices_workspace select;
+    hole_filling(distributed_soa_vector& d, int l, index_t count)
+        : fillers(sizeof(std::int64_t) * (std::size_t(count) + 1), d.comm_->stream(l), *d.scratch_[std::size_t(l)]),
+          select(count, d.comm_->stream(l), "strata migrate (records that fill holes)", *d.scratch_[std::size_t(l)]) {}
+  };
   template <class DestFn>
-  void fill_holes(int l, const std::int64_t* idx, index_t count, DestFn dest) {
+  void fill_holes(int l, const std::int64_t* idx, index_t count, DestFn dest, hole_filling& mem) {
     soa_vector<T>& s = shards_[std::size_t(l)];
     const index_t n = index_t(s.size());
     const stream_t st = comm_->stream(l);
     auto v = s.view();
-    strata::detail::stream_scratch& cache = *scratch_[std::size_t(l)];
-    strata::detail::scratch_block fillers(sizeof(std::int64_t) * (std::size_t(count) + 1), st, cache);
-    std::int64_t* holes = fillers.as<std::int64_t>();
+    std::int64_t* holes = mem.fillers.template as<std::int64_t>();
     // Holes below n - count are as many as staying records at or above it.
     strata::detail::select_indices_async(detail::goes_to<decltype(v), DestFn>{v, dest, comm_->rank(l), n - count, true}, count, n - count,
-                                         holes + 1, holes, st, "strata migrate (records that fill holes)", cache);
+                                         holes + 1, holes, st, "strata migrate (records that fill holes)", mem.select);
     strata::detail::run_each(detail::move_records<decltype(v)>{v, idx, holes + 1, holes}, count, st, "strata migrate (fill holes)");
     s.resize(std::size_t(n - count));  // a shrink: no device work, the moves stay queued
   }
