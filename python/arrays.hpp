@@ -68,16 +68,20 @@ Array array_of(nb::handle h, const std::string& name) {
   }
   if (nb::hasattr(h, "strides") && nb::hasattr(h, "itemsize")) {
     nb::object strides = h.attr("strides");
-    const auto size = nb::cast<std::int64_t>(h.attr("itemsize"));
-    if (nb::isinstance<nb::tuple>(strides) && size > 0)
-      for (nb::handle s : strides)
-        if (nb::cast<std::int64_t>(s) % size != 0)
-          value_error("strata: " + name + " has strides " + nb::cast<std::string>(nb::str(strides)) + " bytes, not whole " +
-                      std::to_string(size) + "-byte elements; pass a contiguous copy");
+    std::int64_t size = 0;
+    if (nb::isinstance<nb::tuple>(strides) && nb::try_cast(h.attr("itemsize"), size) && size > 0)
+      for (nb::handle s : strides) {
+        std::int64_t bytes = 0;
+        if (nb::try_cast(s, bytes) && bytes % size != 0)
+          value_error("strata: " + name + " has strides " + nb::repr(strides).c_str() + " bytes, not whole " + std::to_string(size) +
+                      "-byte elements; pass a contiguous copy");
+      }
   }
-  std::string what = nb::cast<std::string>(nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(h.ptr())))));
-  if (nb::hasattr(h, "dtype")) what += " of dtype " + nb::cast<std::string>(nb::str(h.attr("dtype")));
-  type_error("strata: " + name + " is a " + what + "; strata takes arrays of numbers (NumPy, DLPack or the buffer protocol)");
+  const std::string type = nb::repr(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(h.ptr())))).c_str();
+  if (nb::hasattr(h, "dtype"))
+    type_error("strata: " + name + " has dtype " + nb::str(nb::handle(h.attr("dtype"))).c_str() + " (a " + type +
+               "), which strata cannot take; it takes arrays of numbers (NumPy, DLPack or the buffer protocol)");
+  type_error("strata: " + name + " is a " + type + "; strata takes arrays of numbers (NumPy, DLPack or the buffer protocol)");
 }
 
 template <class A>
