@@ -130,6 +130,8 @@ def leaves(dtype: Any) -> List[Tuple[str, int, np.dtype]]:
                 walk(sub, f"{prefix}.{name}" if prefix else name, base + off)
         elif dt.subdtype is not None:
             elem, shape = dt.subdtype
+            if elem.hasobject:  # even an empty sub-array of them: the records hold references
+                raise TypeError(f"strata: field '{prefix}' holds Python objects; strata moves plain data only")
             for i, idx in enumerate(np.ndindex(*shape)):
                 walk(elem, prefix + "".join(f"[{k}]" for k in idx), base + i * elem.itemsize)
         else:
