@@ -195,12 +195,10 @@ std::vector<void*> columns_of(const std::vector<A>& cols, const record_fields& f
 
 template <class Array>
 std::vector<Array> arrays_of(const nb::sequence& objects, const record_fields& f) {
+  if (nb::len(objects) != f.fields.size())
+    value_error("strata: " + std::to_string(nb::len(objects)) + " columns for " + std::to_string(f.fields.size()) + " fields");
   std::vector<Array> out;
-  std::size_t k = 0;
-  for (nb::handle h : objects) {
-    out.push_back(array_of<Array>(h, "column '" + (k < f.names.size() ? f.names[k] : std::to_string(k)) + "'"));
-    ++k;
-  }
+  for (nb::handle h : objects) out.push_back(array_of<Array>(h, "column '" + f.names[out.size()] + "'"));
   return out;
 }
 

@@ -15,6 +15,7 @@ if [ ! -x "$venv/bin/python" ]; then
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-venv
     python3 -m venv "$venv"
   fi
+  "$venv/bin/python" -m pip install -q --upgrade pip  # Debian's pip 23.0 lacks -C (config settings)
 fi
 py="$PWD/$venv/bin/python"
 # pyproject.toml's build requirements, installed here once: the wheel then builds without an
