@@ -2,193 +2,307 @@
 // normalization over 2-D arrays, and AoS <-> SoA conversion for records described at run time.
 // Arrays arrive through nanobind's ndarray (DLPack or the buffer protocol: NumPy on the host
 // backend; PyTorch, CuPy or any DLPack producer on the CUDA backend) and their memory is used in
-// place. The Python side allocates every output, so results come back in the caller's framework.
+// place, after arrays.hpp's checks. The Python side allocates every output, so results come back
+// in the caller's framework.
+#include "arrays.hpp"
+
 #include <strata/algorithm/normalize.hpp>
 #include <strata/container/matrix.hpp>
 #include <strata/convert/runtime.hpp>
+#include <strata/memory/resource.hpp>
+#if __has_include(<strata/version.hpp>)
+#include <strata/version.hpp>
+#endif
 
-#include <nanobind/nanobind.h>
-#include <nanobind/ndarray.h>
-#include <nanobind/stl/optional.h>
-#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <utility>
+#include <tuple>
 #include <vector>
 
-namespace nb = nanobind;
+using namespace strata_python;
 
 namespace {
 
-using array = nb::ndarray<>;          // written: outputs
-using input = nb::ndarray<nb::ro>;    // only read: read-only arrays (np.frombuffer, memory maps) too
+// ---- normalization ------------------------------------------------------------------------------
 
-/// An array's data pointer, writable or not (strata's entry points take const where they read).
-template <class A>
-void* data_of(const A& a) {
-  return const_cast<void*>(static_cast<const void*>(a.data()));
-}
-
-#if defined(STRATA_BACKEND_CUDA)
-constexpr int memory_device = nb::device::cuda::value;
-constexpr const char* memory_name = "CUDA";
-#else
-constexpr int memory_device = nb::device::cpu::value;
-constexpr const char* memory_name = "CPU";
-#endif
-
-std::string dtype_name(nb::dlpack::dtype t) {
-  const char* base = t.code == uint8_t(nb::dlpack::dtype_code::Float)    ? "float"
-                     : t.code == uint8_t(nb::dlpack::dtype_code::Bfloat) ? "bfloat"
-                     : t.code == uint8_t(nb::dlpack::dtype_code::Int)    ? "int"
-                     : t.code == uint8_t(nb::dlpack::dtype_code::UInt)   ? "uint"
-                                                                         : "other";
-  return base + std::to_string(int(t.bits));
-}
-
-template <class A>
-void check_memory(const A& a, const char* what) {
-  if (a.device_type() != memory_device)
-    throw strata::memory_space_error(std::string("strata: ") + what + " is not in " + memory_name +
-                                     " memory; this module was built for strata's " +
-#if defined(STRATA_BACKEND_CUDA)
-                                     "CUDA backend");
-#else
-                                     "host backend (NumPy arrays, CPU tensors)");
-#endif
-}
-
-/// A 2-D array with unit column stride as a matrix_view of rows someone else owns.
+/// A 2-D array whose rows are contiguous (any row stride at least a row) as a matrix_view of rows
+/// someone else owns, and the bytes it spans.
 template <class T, class A>
-strata::matrix_view<T> rows_of(const A& a, const char* what) {
-  check_memory(a, what);
-  if (a.ndim() != 2) throw strata::size_error(std::string("strata: ") + what + " has " + std::to_string(a.ndim()) + " dimensions; rows need 2");
+strata::matrix_view<T> rows_of(const A& a, const std::string& name, std::vector<extent>& operands, bool written) {
   const auto rows = strata::index_t(a.shape(0)), cols = strata::index_t(a.shape(1));
+  if (rows == 0 || cols == 0) return strata::make_matrix_view<T>(nullptr, rows, cols, cols);
+  T* p = static_cast<T*>(data_of(a));
+  if (!aligned(p, sizeof(T)))
+    value_error("strata: " + name + " at " + address(p) + " is not aligned to its " + std::to_string(sizeof(T)) + "-byte elements");
+  const std::int64_t size = sizeof(T);
   if (cols > 1 && a.stride(1) != 1)
-    throw strata::size_error(std::string("strata: ") + what + " has column stride " + std::to_string(a.stride(1)) +
-                             "; rows must be contiguous");
+    value_error("strata: " + name + "'s elements within a row are " + std::to_string(a.stride(1) * size) + " bytes apart where " +
+                std::to_string(size) + " are needed; rows must be contiguous (pass a contiguous copy)");
   const strata::index_t pitch = rows > 1 ? strata::index_t(a.stride(0)) : cols;
-  return strata::make_matrix_view<T>(static_cast<T*>(data_of(a)), rows, cols, pitch);
+  if (pitch < cols)
+    value_error("strata: " + name + "'s rows are " + std::to_string(pitch * size) + " bytes apart, less than a row of " +
+                std::to_string(cols * size) + (pitch < 0 ? " (a negative stride)" : pitch == 0 ? " (broadcast: stride 0)" : " (rows overlap)") +
+                "; pass a contiguous copy");
+  const std::size_t span = checked_mul(std::size_t(rows - 1), std::size_t(pitch), name) + std::size_t(cols);
+  operands.push_back({p, checked_mul(span, sizeof(T), name), name, written});
+  return strata::make_matrix_view<T>(p, rows, cols, pitch);
 }
 
+/// weight or bias: none, or a contiguous 1-D array of one element per column.
 template <class T>
-cuda::std::span<const T> vector_of(const std::optional<input>& a, const char* what) {
+cuda::std::span<const T> vector_of(const input* a, const char* name, strata::index_t cols,
+                                   std::vector<extent>& operands) {
   if (!a) return {};
-  check_memory(*a, what);
-  if (a->ndim() != 1 || (a->shape(0) > 1 && a->stride(0) != 1))
-    throw strata::size_error(std::string("strata: ") + what + " must be a contiguous 1-D array");
-  return {static_cast<const T*>(data_of(*a)), std::size_t(a->shape(0))};
+  if (a->ndim() != 1 || strata::index_t(a->shape(0)) != cols)
+    value_error(std::string("strata: ") + name + " has shape " + shape_of(*a) + "; x's rows have " + std::to_string(cols) +
+                " elements, so " + name + " must have shape (" + std::to_string(cols) + ",)");
+  if (cols == 0) return {};
+  const std::size_t bytes = dense_bytes(*a, name);
+  const T* p = static_cast<const T*>(data_of(*a));
+  if (!aligned(p, sizeof(T)))
+    value_error(std::string("strata: ") + name + " at " + address(p) + " is not aligned to its " + std::to_string(sizeof(T)) + "-byte elements");
+  operands.push_back({p, bytes, name, false});
+  return {p, std::size_t(cols)};
 }
 
+struct norm_args {
+  input x;
+  output out;
+  std::optional<input> weight, bias;
+};
+
 template <class T>
-std::string normalize_as(bool rms, const input& x, const array& y, const std::optional<input>& gamma,
-                         const std::optional<input>& beta, float eps, std::uintptr_t stream) {
-  const auto xv = rows_of<const T>(x, "x");
-  const auto yv = rows_of<T>(y, "out");
-  const auto g = vector_of<T>(gamma, "weight");
+std::string normalize_as(bool rms, const norm_args& a, float eps, std::uintptr_t stream) {
+  std::vector<extent> operands;
+  const auto xv = rows_of<const T>(a.x, "x", operands, false);
+  const auto yv = rows_of<T>(a.out, "out", operands, true);
+  const auto g = vector_of<T>(a.weight ? &*a.weight : nullptr, "weight", xv.cols, operands);
+  const auto b = vector_of<T>(a.bias ? &*a.bias : nullptr, "bias", xv.cols, operands);
+  check_disjoint(operands);
   const auto s = reinterpret_cast<strata::stream_t>(stream);
-  const strata::path p = rms ? strata::rms_norm<T>(xv, yv, g, eps, s) : strata::layer_norm<T>(xv, yv, g, vector_of<T>(beta, "bias"), eps, s);
+  nb::gil_scoped_release release;
+  const strata::path p = rms ? strata::rms_norm<T>(xv, yv, g, eps, s) : strata::layer_norm<T>(xv, yv, g, b, eps, s);
   return p == strata::path::vectorized ? "vectorized" : "scalar";
 }
 
-std::string normalize(bool rms, const input& x, const array& y, const std::optional<input>& gamma,
-                      const std::optional<input>& beta, float eps, std::uintptr_t stream) {
-  const auto t = x.dtype();
-  std::vector<nb::dlpack::dtype> others{y.dtype()};
-  if (gamma) others.push_back(gamma->dtype());
-  if (beta) others.push_back(beta->dtype());
-  for (const auto& o : others)
-    if (o != t)
-      throw strata::type_error("strata: normalization operands differ in dtype: x is " + dtype_name(t) + ", another is " + dtype_name(o));
-  if (t == nb::dtype<float>()) return normalize_as<float>(rms, x, y, gamma, beta, eps, stream);
-  if (t.code == uint8_t(nb::dlpack::dtype_code::Float) && t.bits == 16) return normalize_as<strata::half>(rms, x, y, gamma, beta, eps, stream);
-  if (t.code == uint8_t(nb::dlpack::dtype_code::Bfloat) && t.bits == 16)
-    return normalize_as<strata::bfloat16>(rms, x, y, gamma, beta, eps, stream);
-  throw strata::type_error("strata: normalization stores float32, float16 or bfloat16; x is " + dtype_name(t));
+std::string normalize(bool rms, nb::handle x_obj, nb::handle out_obj, nb::handle weight_obj, nb::handle bias_obj, double eps,
+                      std::uintptr_t stream) {
+  norm_args a{array_of<input>(x_obj, "x"), array_of<output>(out_obj, "out"), {}, {}};
+  if (!weight_obj.is_none()) a.weight = array_of<input>(weight_obj, "weight");
+  if (!bias_obj.is_none()) {
+    if (rms) type_error("strata: rms_norm takes no bias");
+    a.bias = array_of<input>(bias_obj, "bias");
+  }
+  check_memory(a.x, "x");
+  check_memory(a.out, "out");
+  if (a.weight) check_memory(*a.weight, "weight");
+  if (a.bias) check_memory(*a.bias, "bias");
+  const auto t = a.x.dtype();
+  using code = nb::dlpack::dtype_code;
+  const bool f32 = t == nb::dtype<float>(), f16 = t.code == uint8_t(code::Float) && t.bits == 16 && t.lanes == 1,
+             bf16 = t.code == uint8_t(code::Bfloat) && t.bits == 16 && t.lanes == 1;
+  if (!f32 && !f16 && !bf16) type_error("strata: x has dtype " + dtype_name(t) + "; strata normalizes float32, float16 or bfloat16");
+  auto same = [&](const nb::dlpack::dtype& o, const char* name) {
+    if (o != t) type_error(std::string("strata: ") + name + " has dtype " + dtype_name(o) + " and x " + dtype_name(t) + "; they must match");
+  };
+  same(a.out.dtype(), "out");
+  if (a.weight) same(a.weight->dtype(), "weight");
+  if (a.bias) same(a.bias->dtype(), "bias");
+  if (a.x.ndim() != 2)
+    value_error("strata: x has shape " + shape_of(a.x) + " (" + std::to_string(a.x.ndim()) + " dimensions); normalization takes 2-D rows");
+  if (a.out.ndim() != 2 || a.out.shape(0) != a.x.shape(0) || a.out.shape(1) != a.x.shape(1))
+    value_error("strata: out has shape " + shape_of(a.out) + " and x " + shape_of(a.x) + "; they must match");
+  if (!std::isfinite(eps) || eps < 0) value_error("strata: eps is " + std::to_string(eps) + "; it must be a finite number >= 0");
+  if (f32) return normalize_as<float>(rms, a, float(eps), stream);
+  if (f16) return normalize_as<strata::half>(rms, a, float(eps), stream);
+  return normalize_as<strata::bfloat16>(rms, a, float(eps), stream);
 }
 
-using field_list = std::vector<std::pair<std::size_t, std::size_t>>;  // (offset, size) per field
+// ---- conversion ---------------------------------------------------------------------------------
 
-std::vector<strata::runtime_field> fields_of(const field_list& f) {
-  std::vector<strata::runtime_field> out;
-  for (auto [offset, size] : f) out.push_back({offset, size});
-  return out;
+using field_list = std::vector<std::tuple<std::string, std::size_t, std::size_t>>;  // (name, offset, size) per leaf
+
+struct record_fields {
+  std::vector<strata::runtime_field> fields;
+  std::vector<std::string> names;
+};
+
+/// The leaves of a record of `stride` bytes, each inside it and of a size strata moves.
+record_fields fields_of(const field_list& list, std::size_t stride) {
+  if (stride == 0 || stride > strata::max_runtime_stride)
+    value_error("strata: records of " + std::to_string(stride) + " bytes (the dtype's itemsize); strata converts records of 1 to " +
+                std::to_string(strata::max_runtime_stride) + " bytes");
+  if (list.empty() || list.size() > strata::max_runtime_fields)
+    value_error("strata: the dtype has " + std::to_string(list.size()) + " leaf fields; strata converts records of 1 to " +
+                std::to_string(strata::max_runtime_fields));
+  record_fields r;
+  for (const auto& [name, offset, size] : list) {
+    if (size != 1 && size != 2 && size != 4 && size != 8 && size != 16)
+      type_error("strata: field '" + name + "' is " + std::to_string(size) + " bytes; fields of 1, 2, 4, 8 or 16 bytes are supported");
+    if (offset > stride || size > stride - offset)
+      value_error("strata: field '" + name + "' (offset " + std::to_string(offset) + ", " + std::to_string(size) + " bytes) ends past the " +
+                  std::to_string(stride) + "-byte record");
+    r.fields.push_back({offset, size});
+    r.names.push_back(name);
+  }
+  return r;
 }
 
-/// The records' bytes: a contiguous array of n * stride bytes (any dtype; a structured NumPy array
-/// or a uint8 tensor).
+/// n records of `stride` bytes: a dense array of exactly n * stride bytes (any dtype: a uint8 view
+/// of a structured NumPy array, a uint8 tensor).
 template <class A>
-void* record_bytes(const A& a, std::size_t n, std::size_t stride, const char* what) {
-  check_memory(a, what);
-  std::size_t items = 1;
-  for (std::size_t d = 0; d < a.ndim(); ++d) items *= a.shape(d);
-  const std::size_t bytes = items * a.itemsize();
-  if (bytes != n * stride)
-    throw strata::size_error(std::string("strata: ") + what + " holds " + std::to_string(bytes) + " bytes; " + std::to_string(n) +
-                             " records of " + std::to_string(stride) + " bytes need " + std::to_string(n * stride));
+void* records_of(const A& a, std::size_t n, std::size_t stride, const std::string& name, std::vector<extent>& operands, bool written) {
+  check_memory(a, name);
+  const std::size_t bytes = dense_bytes(a, name), need = checked_mul(n, stride, name);
+  if (n > std::size_t(INT64_MAX)) value_error("strata: " + std::to_string(n) + " records are more than strata indexes");
+  if (bytes != need)
+    value_error("strata: " + name + " holds " + std::to_string(bytes) + " bytes; " + std::to_string(n) + " records of " + std::to_string(stride) +
+                " bytes need " + std::to_string(need));
+  if (n == 0) return nullptr;
+  operands.push_back({data_of(a), bytes, name, written});
   return data_of(a);
 }
 
+/// One column per field, each a dense array of n elements of its field's size, aligned to it.
 template <class A>
-std::vector<void*> column_pointers(const std::vector<A>& cols, const field_list& f, std::size_t n) {
-  if (cols.size() != f.size())
-    throw strata::size_error("strata: " + std::to_string(cols.size()) + " columns for " + std::to_string(f.size()) + " fields");
+std::vector<void*> columns_of(const std::vector<A>& cols, const record_fields& f, std::size_t n, std::vector<extent>& operands, bool written) {
+  if (cols.size() != f.fields.size())
+    value_error("strata: " + std::to_string(cols.size()) + " columns for " + std::to_string(f.fields.size()) + " fields");
   std::vector<void*> p;
   for (std::size_t k = 0; k < cols.size(); ++k) {
-    check_memory(cols[k], "a column");
-    if (cols[k].ndim() != 1 || cols[k].shape(0) != n || cols[k].itemsize() != f[k].second || (n > 1 && cols[k].stride(0) != 1))
-      throw strata::size_error("strata: column " + std::to_string(k) + " must be contiguous, 1-D, " + std::to_string(n) +
-                               " elements of " + std::to_string(f[k].second) + " bytes");
-    p.push_back(data_of(cols[k]));
+    const std::string name = "column '" + f.names[k] + "'";
+    const std::size_t size = f.fields[k].size;
+    check_memory(cols[k], name);
+    const std::size_t bytes = dense_bytes(cols[k], name), need = checked_mul(n, size, name);
+    if (bytes != need)
+      value_error("strata: " + name + " holds " + std::to_string(bytes) + " bytes; " + std::to_string(n) + " elements of " + std::to_string(size) +
+                  " bytes need " + std::to_string(need));
+    void* d = n ? data_of(cols[k]) : nullptr;
+    if (d && !aligned(d, size))
+      value_error("strata: " + name + " at " + address(d) + " is not aligned to its " + std::to_string(size) + "-byte elements");
+    if (d) operands.push_back({d, bytes, name, written});
+    p.push_back(d);
   }
   return p;
+}
+
+template <class Array>
+std::vector<Array> arrays_of(const nb::sequence& objects, const record_fields& f) {
+  if (nb::len(objects) != f.fields.size())
+    value_error("strata: " + std::to_string(nb::len(objects)) + " columns for " + std::to_string(f.fields.size()) + " fields");
+  std::vector<Array> out;
+  for (nb::handle h : objects) out.push_back(array_of<Array>(h, "column '" + f.names[out.size()] + "'"));
+  return out;
+}
+
+void aos_to_soa(nb::handle records, std::size_t n, std::size_t stride, const field_list& list, const nb::sequence& columns,
+                std::uintptr_t stream) {
+  const record_fields f = fields_of(list, stride);
+  const auto src_array = array_of<input>(records, "records");
+  const auto col_arrays = arrays_of<output>(columns, f);
+  std::vector<extent> operands;
+  const void* src = records_of(src_array, n, stride, "records", operands, false);
+  auto cols = columns_of(col_arrays, f, n, operands, true);
+  check_disjoint(operands);
+  nb::gil_scoped_release release;
+  strata::aos_to_soa(src, stride, strata::index_t(n), f.fields, cols.data(), reinterpret_cast<strata::stream_t>(stream));
+}
+
+void soa_to_aos(const nb::sequence& columns, const field_list& list, std::size_t n, nb::handle out, std::size_t stride, std::uintptr_t stream) {
+  const record_fields f = fields_of(list, stride);
+  const auto col_arrays = arrays_of<input>(columns, f);
+  const auto dst_array = array_of<output>(out, "out");
+  std::vector<extent> operands;
+  void* dst = records_of(dst_array, n, stride, "out", operands, true);
+  auto cols = columns_of(col_arrays, f, n, operands, false);
+  check_disjoint(operands);
+  std::vector<const void*> c(cols.begin(), cols.end());
+  nb::gil_scoped_release release;
+  strata::soa_to_aos(c.data(), f.fields, strata::index_t(n), dst, stride, reinterpret_cast<strata::stream_t>(stream));
+}
+
+// ---- fault injection (strata._testing) ----------------------------------------------------------
+
+std::atomic<long> fail_at{-1};   // the allocation to fail, counted from `armed_at`; -1: none
+std::atomic<long> armed_at{0};
+
+bool fail_hook(long ordinal, std::size_t, strata::memory_space) { return ordinal - armed_at.load() == fail_at.load(); }
+
+void fail_allocation(long k) {
+  armed_at = strata::testing::allocation_ordinal.load();
+  fail_at = k < 0 ? -1 : k;
+  strata::testing::fail_allocation_if = k < 0 ? nullptr : &fail_hook;
+}
+
+const char* version() {
+#if defined(STRATA_VERSION_MAJOR) && defined(STRATA_VERSION_MINOR) && defined(STRATA_VERSION_PATCH)
+#define STRATA_PY_STR2(x) #x
+#define STRATA_PY_STR(x) STRATA_PY_STR2(x)
+  return STRATA_PY_STR(STRATA_VERSION_MAJOR) "." STRATA_PY_STR(STRATA_VERSION_MINOR) "." STRATA_PY_STR(STRATA_VERSION_PATCH);
+#else
+  return "0+unknown";
+#endif
 }
 
 }  // namespace
 
 NB_MODULE(_strata, m) {
-  m.doc() = "strata's C++ entry points; use the strata package";
+  m.doc() = "strata's C++ entry points, behind the strata package (use strata.layer_norm, strata.to_soa, ...).";
 #if defined(STRATA_BACKEND_CUDA)
   m.attr("backend") = "cuda";
 #else
   m.attr("backend") = "host";
 #endif
-  m.def(
-      "normalize",
-      [](bool rms, const input& x, const array& y, std::optional<input> weight, std::optional<input> bias, float eps,
-         std::uintptr_t stream) {
-        nb::gil_scoped_release release;
-        return normalize(rms, x, y, weight, bias, eps, stream);
-      },
-      nb::arg("rms"), nb::arg("x"), nb::arg("out"), nb::arg("weight").none(), nb::arg("bias").none(), nb::arg("eps"),
-      nb::arg("stream") = 0, "Layer (rms=False) or RMS normalization of x's rows into out; returns the path taken.");
-  m.def(
-      "aos_to_soa",
-      [](const input& records, std::size_t n, std::size_t stride, const field_list& fields, const std::vector<array>& columns,
-         std::uintptr_t stream) {
-        const void* src = record_bytes(records, n, stride, "the records");
-        auto cols = column_pointers(columns, fields, n);
-        const auto f = fields_of(fields);
-        nb::gil_scoped_release release;
-        strata::aos_to_soa(src, stride, strata::index_t(n), f, cols.data(), reinterpret_cast<strata::stream_t>(stream));
-      },
-      nb::arg("records"), nb::arg("n"), nb::arg("stride"), nb::arg("fields"), nb::arg("columns"), nb::arg("stream") = 0);
-  m.def(
-      "soa_to_aos",
-      [](const std::vector<input>& columns, const field_list& fields, std::size_t n, const array& records, std::size_t stride,
-         std::uintptr_t stream) {
-        void* dst = record_bytes(records, n, stride, "the records");
-        auto cols = column_pointers(columns, fields, n);
-        std::vector<const void*> c(cols.begin(), cols.end());
-        const auto f = fields_of(fields);
-        nb::gil_scoped_release release;
-        strata::soa_to_aos(c.data(), f, strata::index_t(n), dst, stride, reinterpret_cast<strata::stream_t>(stream));
-      },
-      nb::arg("columns"), nb::arg("fields"), nb::arg("n"), nb::arg("records"), nb::arg("stride"), nb::arg("stream") = 0);
+  m.attr("__version__") = version();
+  // strata's own exceptions as Python's: out of memory is MemoryError, a wrong element type TypeError
+  // (its other std::invalid_argument errors are ValueError, nanobind's default).
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const strata::out_of_memory& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
+    } catch (const strata::type_error& e) {
+      PyErr_SetString(PyExc_TypeError, e.what());
+    }
+  });
+
+  m.def("normalize", &normalize, nb::arg("rms"), nb::arg("x"), nb::arg("out"), nb::arg("weight").none(), nb::arg("bias").none(),
+        nb::arg("eps"), nb::arg("stream") = 0,
+        "Layer (rms=False) or RMS (rms=True) normalization of each row of the 2-D array x into out (same shape and dtype: "
+        "float32, float16 or bfloat16). weight and bias are None or 1-D arrays of one element per column. Rows must be "
+        "contiguous (any row stride of at least a row); out must not overlap the inputs. Returns the path taken: "
+        "'vectorized' or 'scalar'. stream: a CUDA stream handle (0: the default stream), ignored on the host backend.");
+  m.def("aos_to_soa", &aos_to_soa, nb::arg("records"), nb::arg("n"), nb::arg("stride"), nb::arg("fields"), nb::arg("columns"),
+        nb::arg("stream") = 0,
+        "Scatters n records of `stride` bytes (records: a dense array of exactly n * stride bytes) into one column per field. "
+        "fields: (name, offset, size) per leaf, sizes 1, 2, 4, 8 or 16 bytes; columns: one dense, writable array of n * size "
+        "bytes per field, aligned to its size. Names in errors are the fields' names.");
+  m.def("soa_to_aos", &soa_to_aos, nb::arg("columns"), nb::arg("fields"), nb::arg("n"), nb::arg("out"), nb::arg("stride"),
+        nb::arg("stream") = 0,
+        "Gathers one column per field (as aos_to_soa takes them) into n records of `stride` bytes in out (a dense, writable "
+        "array of exactly n * stride bytes); bytes of a record that no field covers are written as zero.");
+  m.def("dense_bytes", [](nb::handle a, const std::string& name) { return dense_bytes(array_of<input>(a, name), name); },
+        nb::arg("array"), nb::arg("name"),
+        "The bytes of an array (in any memory) that lies in one dense C-ordered block; ValueError naming `name` otherwise.");
   m.def("synchronize", [](std::uintptr_t stream) { strata::synchronize(reinterpret_cast<strata::stream_t>(stream)); },
-        nb::arg("stream") = 0);
+        nb::arg("stream") = 0, "Waits for the work strata queued on `stream` (a CUDA stream handle; 0: the default stream).");
+
+  nb::module_ t = m.def_submodule("_testing", "Testing only, not part of strata's API: fault injection into strata's allocations.");
+  t.def("fail_allocation", &fail_allocation, nb::arg("k"),
+        "Makes the k-th allocation strata makes from now on (0: the next) fail with out of memory (MemoryError); k < 0 turns "
+        "the injection off. Either way, allocations() counts from this call.");
+  t.def("allocations", [] { return strata::testing::allocation_ordinal.load() - armed_at.load(); },
+        "How many allocations strata made since the last fail_allocation() call.");
+  t.def("live_allocations", [] { return strata::testing::live_allocations.load(); },
+        "Allocations strata made and has not freed (a leak check).");
+  t.def("set_affine_copy_bytes", [](std::size_t bytes) { strata::detail::norm::affine_copy_bytes = bytes; }, nb::arg("bytes"),
+        "The input size from which normalization copies weight and bias per row offset into scratch (default 32 MiB); "
+        "tests lower it to make small inputs allocate.");
 }

@@ -4,154 +4,297 @@ described by a NumPy dtype (structured arrays from HDF5 / openPMD files, say).
 Arrays are used in place through DLPack or the buffer protocol; outputs are allocated in the
 caller's framework (NumPy arrays in -> NumPy arrays out; torch tensors in -> torch tensors out).
 The host build (`strata.backend == "host"`) works on CPU memory; the CUDA build on GPU memory.
+Nothing is copied behind the caller's back: an input whose strides strata cannot use (negative,
+broadcast, gapped) is refused with a ValueError naming it, and the caller chooses to copy.
+Errors are TypeError for a wrong type or dtype and ValueError for a wrong shape, stride or value;
+each names the Python argument or the record field.
 """
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping
+from typing import Any, Dict, List, Optional, Tuple, Union
+
 import numpy as np
 
 from . import _strata
 
-backend = _strata.backend
+backend: str = _strata.backend
 
-__all__ = ["backend", "layer_norm", "rms_norm", "to_soa", "to_aos", "leaves"]
+__all__ = ["__version__", "backend", "layer_norm", "rms_norm", "to_soa", "to_aos", "leaves"]
+
+DISTRIBUTION = "strata-soa"  # the name on PyPI; the import name is strata
 
 
-def _is_torch(x):
+def _version() -> str:
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+        return version(DISTRIBUTION)
+    except (ImportError, PackageNotFoundError):  # run from a build tree: the library's own version
+        return _strata.__version__
+
+
+__version__: str = _version()
+
+
+def _is_torch(x: Any) -> bool:
     return type(x).__module__.split(".")[0] == "torch"
 
 
-def _stream_of(x):
+def _stream_of(x: Any) -> int:
     if _is_torch(x) and x.is_cuda:
         import torch
         return torch.cuda.current_stream(x.device).cuda_stream
     return 0
 
 
-def _normalize(rms, x, weight, bias, eps):
-    if _is_torch(x):
-        out = x.new_empty((x.shape[0], x.shape[1]) if x.dim() == 2 else x.shape)
-    else:
-        x = np.asarray(x)
-        out = np.empty(x.shape, dtype=x.dtype)
-    path = _strata.normalize(rms, x, out, weight, bias, float(eps), _stream_of(x))
+def _array(a: Any, name: str) -> Any:
+    """a as a NumPy array or torch tensor, without a copy: DLPack producers through
+    np.from_dlpack (host build) or torch.from_dlpack (CUDA build), buffers through memoryview."""
+    if isinstance(a, np.ndarray) or _is_torch(a):
+        return a
+    if hasattr(a, "__dlpack__"):
+        try:
+            if backend == "cuda":
+                import torch
+                return torch.from_dlpack(a)
+            if hasattr(a, "__dlpack_device__") and a.__dlpack_device__()[0] != 1:  # kDLCPU
+                raise ValueError(f"strata: {name} is not in CPU memory; this module was built for strata's host backend")
+            return np.from_dlpack(a)
+        except BufferError as e:
+            raise TypeError(f"strata: {name} cannot be imported through DLPack: {e}") from e
+    try:
+        return np.asarray(memoryview(a))
+    except TypeError:
+        return np.asarray(a)
+
+
+def _eps(eps: Any) -> float:
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
+        raise TypeError(f"strata: eps is a {type(eps).__name__}; a real number is needed")
+    return float(eps)
+
+
+def _normalize(rms: bool, x: Any, weight: Any, bias: Any, eps: Any) -> Tuple[Any, str]:
+    x = _array(x, "x")
+    weight = None if weight is None else _array(weight, "weight")
+    bias = None if bias is None else _array(bias, "bias")
+    eps = _eps(eps)
+    out = x.new_empty(x.shape) if _is_torch(x) else np.empty(x.shape, dtype=x.dtype)
+    path = _strata.normalize(rms, x, out, weight, bias, eps, _stream_of(x))
     return out, path
 
 
-def layer_norm(x, weight=None, bias=None, eps=1e-5, return_path=False):
-    """(x - mean) / sqrt(var + eps) * weight + bias over each row of the 2-D array x (float32,
-    float16 or bfloat16 storage, float32 math; any row stride, unit column stride)."""
+def layer_norm(x: Any, weight: Any = None, bias: Any = None, eps: float = 1e-5,
+               return_path: bool = False) -> Union[Any, Tuple[Any, str]]:
+    """Layer normalization of each row of the 2-D array x: (x - mean) / sqrt(var + eps) * weight +
+    bias, mean and variance over the row in float32.
+
+    x: float32, float16 or bfloat16 (a torch tensor for bfloat16), shape (rows, features); its rows
+    must be contiguous, at any row stride of at least a row (x[:, :k] is fine; x[:, ::2], x.T,
+    x[::-1] and broadcast arrays are refused with ValueError). Empty arrays ((0, k), (k, 0)) give
+    empty results. weight, bias: None or 1-D contiguous arrays of `features` elements, x's dtype.
+    eps: a finite real number >= 0. Returns a new array of x's shape and dtype in x's framework,
+    and with return_path=True also the path taken ("vectorized" or "scalar").
+    """
     out, path = _normalize(False, x, weight, bias, eps)
     return (out, path) if return_path else out
 
 
-def rms_norm(x, weight=None, eps=1e-6, return_path=False):
-    """x / sqrt(mean(x^2) + eps) * weight over each row of the 2-D array x."""
+def rms_norm(x: Any, weight: Any = None, eps: float = 1e-6,
+             return_path: bool = False) -> Union[Any, Tuple[Any, str]]:
+    """RMS normalization of each row of the 2-D array x: x / sqrt(mean(x^2) + eps) * weight.
+    Takes x, weight and eps as layer_norm does, and returns as it does."""
     out, path = _normalize(True, x, weight, None, eps)
     return (out, path) if return_path else out
 
 
-def leaves(dtype):
+def _dtype(dtype: Any) -> np.dtype:
+    try:
+        return np.dtype(dtype)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"strata: {dtype!r} is not a NumPy dtype: {e}") from e
+
+
+def leaves(dtype: Any) -> List[Tuple[str, int, np.dtype]]:
     """The leaf fields of a structured dtype, in offset order: (name, offset, dtype). Nested
     structures are flattened with dotted names ('pos.x'), sub-arrays into one leaf per element
-    ('pos[2]', 'm[1][0]')."""
-    out = []
+    ('pos[2]', 'm[1][0]'). TypeError for a dtype without fields, a field of a size other than
+    1, 2, 4, 8 or 16 bytes, an object field, or two leaves of one name."""
+    out: List[Tuple[str, int, np.dtype]] = []
 
-    def walk(dt, prefix, base):
+    def walk(dt: np.dtype, prefix: str, base: int) -> None:
         if dt.names is not None:
             for name in dt.names:
                 sub, off = dt.fields[name][:2]
                 walk(sub, f"{prefix}.{name}" if prefix else name, base + off)
         elif dt.subdtype is not None:
             elem, shape = dt.subdtype
+            if elem.hasobject:  # even an empty sub-array of them: the records hold references
+                raise TypeError(f"strata: field '{prefix}' holds Python objects; strata moves plain data only")
             for i, idx in enumerate(np.ndindex(*shape)):
                 walk(elem, prefix + "".join(f"[{k}]" for k in idx), base + i * elem.itemsize)
         else:
+            if dt.hasobject:
+                raise TypeError(f"strata: field '{prefix}' holds Python objects; strata moves plain data only")
             if dt.itemsize not in (1, 2, 4, 8, 16):
-                raise ValueError(f"strata: field '{prefix}' of {dt.itemsize} bytes; fields of 1, 2, 4, 8 or 16 bytes are supported")
+                raise TypeError(f"strata: field '{prefix}' ({dt}) is {dt.itemsize} bytes; fields of 1, 2, 4, 8 or 16 bytes are supported")
             out.append((prefix, base, dt))
 
-    dtype = np.dtype(dtype)
+    dtype = _dtype(dtype)
     if dtype.names is None:
-        raise ValueError("strata: a structured dtype (with named fields) is needed")
+        raise TypeError(f"strata: {dtype} is not a structured dtype (one with named fields)")
     walk(dtype, "", 0)
+    if not out:
+        raise TypeError(f"strata: the dtype {dtype} has no fields to convert")
+    names = [name for name, _, _ in out]
+    for name in names:
+        if names.count(name) > 1:
+            raise TypeError(f"strata: two leaves of the dtype are named '{name}'")
     return sorted(out, key=lambda leaf: leaf[1])
+
+
+def _record_leaves(dtype: np.dtype) -> List[Tuple[str, int, np.dtype]]:
+    fields = leaves(dtype)
+    for name, _, dt in fields:
+        if dt.byteorder == ">":
+            raise TypeError(f"strata: field '{name}' is big-endian ({dt}); convert the records with "
+                            ".astype(dtype.newbyteorder('<'))")
+    return fields
+
+
+def _bytes_of(a: np.ndarray) -> np.ndarray:
+    """A uint8 view of a NumPy array's elements, one more axis of itemsize bytes, its strides kept
+    (so strata's checks see them as they are)."""
+    return a[..., None].view(np.uint8)
 
 
 _COLUMN_ALIGN = 256  # every column starts on a 256-byte boundary of the one allocation
 
+_TORCH_DTYPES = {"f2": "float16", "f4": "float32", "f8": "float64", "i1": "int8", "i2": "int16", "i4": "int32",
+                 "i8": "int64", "u1": "uint8", "u2": "uint16", "u4": "uint32", "u8": "uint64", "b1": "bool",
+                 "c8": "complex64", "c16": "complex128"}
 
-def _torch_dtype(dt):
+
+def _torch_dtype(dt: np.dtype, name: str) -> Any:
     import torch
-    table = {"f2": torch.float16, "f4": torch.float32, "f8": torch.float64, "i1": torch.int8, "i2": torch.int16,
-             "i4": torch.int32, "i8": torch.int64, "u1": torch.uint8, "b1": torch.bool}
-    for bits in (16, 32, 64):
-        name = f"uint{bits}"
-        if hasattr(torch, name):
-            table[f"u{bits // 8}"] = getattr(torch, name)
-    key = dt.str[1:]
-    if key not in table:
-        raise ValueError(f"strata: no torch dtype for {dt}")
-    return table[key]
+    found = getattr(torch, _TORCH_DTYPES.get(dt.str[1:], ""), None)
+    if found is None:
+        raise TypeError(f"strata: field '{name}' ({dt}) has no torch dtype")
+    return found
 
 
-def to_soa(records, dtype=None):
-    """Records (a NumPy structured array, or on the CUDA build a device buffer such as a uint8 torch
-    tensor together with `dtype`) to a dict of leaf name -> 1-D column. All columns view one
-    allocation (each on a 256-byte boundary); nothing is copied after the conversion."""
+def _torch_bytes(t: Any) -> int:
+    return t.numel() * t.element_size()
+
+
+def to_soa(records: Any, dtype: Any = None) -> Dict[str, Any]:
+    """Records to a dict of leaf name -> 1-D column (leaves(dtype) gives the names, in offset
+    order). All columns view one allocation, each on a 256-byte boundary; nothing is copied after
+    the conversion.
+
+    records: a NumPy structured array (any shape; dtype then defaults to its dtype), or with
+    `dtype` the records' raw bytes: a uint8 array, bytes, bytearray, memoryview or, on the CUDA
+    build, a device tensor such as a uint8 torch tensor, holding a whole number of records. The
+    records must lie densely (records[::2], reversed or broadcast arrays are refused with
+    ValueError). On the CUDA build, host records are copied to the GPU once and the columns are
+    torch tensors there.
+    """
+    if not _is_torch(records):
+        records = _array(records, "records")
     torch_in = _is_torch(records)
     if dtype is None:
         if torch_in:
-            raise ValueError("strata: to_soa of a tensor needs the records' dtype")
-        records = np.ascontiguousarray(records)
+            raise TypeError("strata: to_soa of a tensor needs the records' dtype")
+        if records.dtype.names is None:
+            raise TypeError(f"strata: records has dtype {records.dtype}, not a structured dtype; "
+                            "pass the records' dtype to read them as raw bytes")
         dtype = records.dtype
-    if backend == "cuda" and not torch_in:
-        # Host records on the CUDA build: their bytes go to the GPU once, the columns live there.
-        import torch
-        records = torch.from_numpy(np.ascontiguousarray(records).reshape(-1).view(np.uint8)).cuda()
-        torch_in = True
-    dtype = np.dtype(dtype)
-    fields = leaves(dtype)
+    dtype = _dtype(dtype)
+    fields = _record_leaves(dtype)
     stride = dtype.itemsize
-    for name, _, dt in fields:
-        if dt.byteorder == ">":
-            raise ValueError(f"strata: field '{name}' is big-endian; convert the array with .astype(dtype.newbyteorder('<'))")
     if torch_in:
-        n = records.numel() * records.element_size() // stride
-        raw_records = records
+        raw, nbytes = records, _torch_bytes(records)
     else:
-        n = records.size
-        raw_records = records.reshape(-1).view(np.uint8)
+        if records.dtype != dtype and records.dtype not in (np.uint8, np.int8):
+            raise TypeError(f"strata: records has dtype {records.dtype}; to_soa takes records of dtype {dtype} "
+                            "or their raw bytes (uint8)")
+        raw = _bytes_of(records)
+        nbytes = raw.size
+    if nbytes % stride:
+        raise ValueError(f"strata: records hold {nbytes} bytes, not a whole number of {stride}-byte records of {dtype}")
+    n = nbytes // stride
+    if backend == "cuda" and not torch_in:
+        import torch
+        _strata.dense_bytes(raw, "records")  # the host build's check, before the copy to the GPU
+        raw, torch_in = torch.from_numpy(raw.reshape(-1)).cuda(), True
     offsets, total = [], 0
     for _, _, dt in fields:
         offsets.append(total)
         total += -(-max(n * dt.itemsize, 1) // _COLUMN_ALIGN) * _COLUMN_ALIGN
     if torch_in:
         import torch
-        raw = torch.empty(total + _COLUMN_ALIGN, dtype=torch.uint8, device=records.device)
-        shift = (-raw.data_ptr()) % _COLUMN_ALIGN
-        cols = [raw[shift + o: shift + o + n * dt.itemsize].view(_torch_dtype(dt)) for o, (_, _, dt) in zip(offsets, fields)]
+        buf = torch.empty(total + _COLUMN_ALIGN, dtype=torch.uint8, device=raw.device)
+        shift = (-buf.data_ptr()) % _COLUMN_ALIGN
+        spans = [buf[shift + o: shift + o + n * dt.itemsize] for o, (_, _, dt) in zip(offsets, fields)]
+        cols = [s.view(_torch_dtype(dt, name)) for s, (name, _, dt) in zip(spans, fields)]
     else:
-        raw = np.empty(total + _COLUMN_ALIGN, dtype=np.uint8)
-        shift = (-raw.ctypes.data) % _COLUMN_ALIGN
-        cols = [raw[shift + o: shift + o + n * dt.itemsize].view(dt) for o, (_, _, dt) in zip(offsets, fields)]
-    _strata.aos_to_soa(raw_records, n, stride, [(off, dt.itemsize) for _, off, dt in fields], cols, _stream_of(records))
+        buf = np.empty(total + _COLUMN_ALIGN, dtype=np.uint8)
+        shift = (-buf.ctypes.data) % _COLUMN_ALIGN
+        spans = [buf[shift + o: shift + o + n * dt.itemsize] for o, (_, _, dt) in zip(offsets, fields)]
+        cols = [s.view(dt) for s, (_, _, dt) in zip(spans, fields)]
+    _strata.aos_to_soa(raw, n, stride, [(name, off, dt.itemsize) for name, off, dt in fields], spans, _stream_of(raw))
     return {name: col for (name, _, _), col in zip(fields, cols)}
 
 
-def to_aos(columns, dtype):
+def to_aos(columns: Mapping, dtype: Any) -> Any:
     """A dict of leaf name -> column (as to_soa gives) back to records of `dtype`: a NumPy
-    structured array, or a uint8 tensor of n * dtype.itemsize bytes when the columns are tensors.
-    Bytes of a record that no field covers are zero."""
-    dtype = np.dtype(dtype)
-    fields = leaves(dtype)
+    structured array of n records, or a uint8 tensor of n * dtype.itemsize bytes when the columns
+    are tensors. Bytes of a record that no field covers are zero.
+
+    Every leaf of the dtype needs a 1-D column of its exact dtype (a column of another dtype is a
+    TypeError even where the item size matches), all of one length n, lying densely (a strided,
+    reversed or broadcast column is a ValueError). Keys that are no leaf are ignored. The dtype's
+    fields must not overlap.
+    """
+    dtype = _dtype(dtype)
+    fields = _record_leaves(dtype)
+    if not isinstance(columns, Mapping):
+        raise TypeError(f"strata: columns is a {type(columns).__name__}; a dict of leaf name -> column is needed")
     missing = [name for name, _, _ in fields if name not in columns]
     if missing:
         raise ValueError(f"strata: no column for {', '.join(missing)}")
-    cols = [columns[name] for name, _, _ in fields]
-    n = len(cols[0])
-    if _is_torch(cols[0]):
+    for (a, off_a, dt_a), (b, off_b, _) in zip(fields, fields[1:]):
+        if off_a + dt_a.itemsize > off_b:
+            raise ValueError(f"strata: fields '{a}' and '{b}' of the dtype overlap; to_aos cannot write both")
+    cols, n, first, torch_cols = [], None, None, None
+    for name, _, dt in fields:
+        c = columns[name]
+        if not _is_torch(c):
+            c = _array(c, f"column '{name}'")
+        if torch_cols is None:
+            torch_cols = _is_torch(c)
+        elif torch_cols != _is_torch(c):
+            raise TypeError(f"strata: column '{name}' is a {type(c).__name__} and column '{first}' is not; "
+                            "the columns must come from one framework")
+        if c.ndim != 1:
+            raise ValueError(f"strata: column '{name}' has shape {tuple(c.shape)}; columns are 1-D")
+        if n is None:
+            n, first = c.shape[0], name
+        elif c.shape[0] != n:
+            raise ValueError(f"strata: column '{name}' has {c.shape[0]} elements and column '{first}' {n}; "
+                             "every column needs one per record")
+        want = _torch_dtype(dt, name) if torch_cols else dt
+        if c.dtype != want:
+            raise TypeError(f"strata: column '{name}' has dtype {c.dtype}; the field '{name}' of the dtype is {want}")
+        cols.append(c if torch_cols else _bytes_of(c))
+    if torch_cols:
         import torch
         out = torch.empty(n * dtype.itemsize, dtype=torch.uint8, device=cols[0].device)
+        raw_out = out
     else:
         out = np.empty(n, dtype=dtype)
-    raw_out = out if _is_torch(out) else out.view(np.uint8)
-    _strata.soa_to_aos(cols, [(off, dt.itemsize) for _, off, dt in fields], n, raw_out, dtype.itemsize, _stream_of(cols[0]))
+        raw_out = _bytes_of(out)
+    _strata.soa_to_aos(cols, [(name, off, dt.itemsize) for name, off, dt in fields], n, raw_out, dtype.itemsize,
+                       _stream_of(cols[0]))
     return out

@@ -84,14 +84,23 @@ def test_strided_rows_leave_the_rest_of_the_buffer_alone():
 
 def test_normalization_refusals():
     x = to_device(np.ones((4, 8), np.float32))
-    with pytest.raises(ValueError, match="dimensions"):
+    with pytest.raises(ValueError, match=r"x has shape \(8,\).*2-D rows"):
         strata.layer_norm(to_device(np.ones(8, np.float32)))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"weight has shape \(7,\)"):
         strata.layer_norm(x, to_device(np.ones(7, np.float32)))
-    with pytest.raises(ValueError, match="differ in dtype"):
+    with pytest.raises(ValueError, match=r"bias has shape \(8, 1\)"):
+        strata.layer_norm(x, None, to_device(np.ones((8, 1), np.float32)))
+    with pytest.raises(TypeError, match="weight has dtype float16 and x float32"):
         strata.layer_norm(x, to_device(np.ones(8, np.float16)))
-    with pytest.raises(ValueError, match="float32, float16 or bfloat16"):
+    with pytest.raises(TypeError, match="bias has dtype float16 and x float32"):
+        strata.layer_norm(x, None, to_device(np.ones(8, np.float16)))
+    with pytest.raises(TypeError, match="x has dtype float64; strata normalizes float32, float16 or bfloat16"):
         strata.layer_norm(to_device(np.ones((4, 8), np.float64)))
+    with pytest.raises(TypeError, match="eps is a str"):
+        strata.layer_norm(x, eps="1e-5")
+    for eps in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="eps is"):
+            strata.rms_norm(x, eps=eps)
     if strata.backend == "host" and torch is not None and torch.cuda.is_available():
         with pytest.raises(ValueError, match="not in CPU memory"):
             strata.layer_norm(torch.ones(4, 8, device="cuda"))
@@ -183,12 +192,18 @@ def test_read_only_inputs_are_accepted():
 
 
 def test_conversion_refusals():
-    with pytest.raises(ValueError, match="structured dtype"):
+    with pytest.raises(TypeError, match="float32 is not a structured dtype"):
         strata.leaves(np.float32)
-    with pytest.raises(ValueError, match="fields of 1, 2, 4, 8 or 16 bytes"):
+    with pytest.raises(TypeError, match="field 'name' .* is 3 bytes; fields of 1, 2, 4, 8 or 16 bytes"):
         strata.leaves(np.dtype([("name", "S3"), ("x", "<f4")]))
-    with pytest.raises(ValueError, match="big-endian"):
+    with pytest.raises(TypeError, match="field 'o' holds Python objects"):
+        strata.leaves(np.dtype([("x", "<f4"), ("o", "O")]))
+    with pytest.raises(TypeError, match="no fields"):
+        strata.leaves(np.dtype([("e", "<f4", (0,))]))
+    with pytest.raises(TypeError, match="field 'x' is big-endian"):
         strata.to_soa(np.zeros(4, np.dtype([("x", ">f4")])))
+    with pytest.raises(TypeError, match="records has dtype float32; to_soa takes records of dtype"):
+        strata.to_soa(np.zeros(12, np.float32), np.dtype([("x", "<f4")]))
     cols = strata.to_soa(random_records(PARTICLE, 10, 3)) if strata.backend == "host" else None
     if cols is not None:
         del cols["mass"]
