@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*(\{code-block\}\s*)?([\w+-]*)\s*$")
+FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
 MARKER = re.compile(r"<!--\s*snippet:\s*([\w-]+)\s*-->")
 CPP = {"cpp", "c++", "cxx"}
 KINDS = {"fragment", "skip"}
@@ -44,19 +44,38 @@ class Block:
         return f"{self.path}:{self.line}"
 
 
+def closes(line, fence):
+    """Whether line closes a block opened by `fence` (the same character, at least as many, nothing else)."""
+    t = line.strip()
+    return len(t) >= len(fence) and t == fence[0] * len(t)
+
+
 def read_blocks(path, shown):
-    """Every C++ block of a markdown file, with the marker on the line before it."""
+    """Every C++ block of a markdown file, with the marker on the line before it. MyST directives
+    other than code blocks ({note}, {toctree} ...) hold markdown: blocks inside them count."""
     blocks, lines = [], open(path, encoding="utf-8").read().split("\n")
+    directives = []  # fences of the directives open around line i
     i = 0
     while i < len(lines):
+        if directives and closes(lines[i], directives[-1]):
+            directives.pop()
+            i += 1
+            continue
         m = FENCE.match(lines[i])
         if not m:
             i += 1
             continue
-        fence, lang = m.group(2), m.group(4).lower()
+        fence, info = m.group(2), m.group(3).split()
+        if info and info[0] in ("{code-block}", "{code}", "{sourcecode}"):
+            info = info[1:]
+        elif info and info[0].startswith("{"):
+            directives.append(fence)  # a directive's body is markdown: read on inside it
+            i += 1
+            continue
+        lang = info[0].lower() if info else ""
         start = i + 1
         j = start
-        while j < len(lines) and not lines[j].strip().startswith(fence):
+        while j < len(lines) and not closes(lines[j], fence):
             j += 1
         if j == len(lines):
             sys.exit(f"{shown}:{i + 1}: code block never closed")
