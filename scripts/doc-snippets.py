@@ -230,7 +230,66 @@ def write_main(n, total, out_dir):
             f.write(text)
 
 
+SELF_TEST_PAGE = """# A page
+
+<!-- snippet: skip -->
+```cpp
+this is not compiled
+```
+
+```cpp
+#include <strata/strata.hpp>
+struct hit { int id; float e; };
+BOOST_HANA_ADAPT_STRUCT(hit,
+  id, e);
+int main() { return 0; }
+```
+
+<!-- snippet: fragment -->
+```c++
+hit h{1, 2.0f};
+```
+
+```{note}
+   ```cpp
+   int main() { return 0; }
+   ```
+```
+"""
+
+
+def self_test():
+    """Checks the extractor on a page holding every kind of block (ctest docs.extractor)."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        page = os.path.join(d, "page.md")
+        with open(page, "w", encoding="utf-8") as f:
+            f.write(SELF_TEST_PAGE)
+        kinds = [(b.line, b.kind) for b in read_blocks(page, "page.md")]
+        assert kinds == [(5, "skip"), (9, "program"), (18, "fragment"), (23, "program")], kinds
+        rc = os.system(f"{sys.executable} {__file__} --out-dir {d}/out --tus 1 --root {d} {page}")
+        assert rc == 0, rc
+        tu = open(os.path.join(d, "out", "snippets_0.cpp"), encoding="utf-8").read()
+        assert "this is not compiled" not in tu
+        assert tu.index("#include <strata/strata.hpp>") < tu.index("namespace page_2")  # includes hoisted
+        assert "} BOOST_HANA_ADAPT_STRUCT(::page_2::hit," in tu and "e); namespace page_2 {" in tu
+        assert "namespace page_3 {\nusing namespace page_2;\nint snippet_main() {" in tu
+        assert '#line 9 "page.md"' in tu and '#line 18 "page.md"' in tu and '#line 23 "page.md"' in tu
+        assert tu.count("int snippet_main()") == 3
+        main_tu = open(os.path.join(d, "out", "snippets_main.cpp"), encoding="utf-8").read()
+        assert "!= 3)" in main_tu  # three blocks must run
+        with open(page, "w", encoding="utf-8") as f:
+            f.write("<!-- snippet: sometimes -->\n```cpp\nint main() { return 0; }\n```\n")
+        assert os.system(f"{sys.executable} {__file__} --list {page} 2>/dev/null") != 0  # unknown marker
+        with open(page, "w", encoding="utf-8") as f:
+            f.write("```cpp\nint x = 1;\n```\n")
+        assert os.system(f"{sys.executable} {__file__} --out-dir {d}/out2 {page} 2>/dev/null") != 0  # no main
+    print("doc-snippets self-test: 1 passed, 0 failed")
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out-dir")
     ap.add_argument("--tus", type=int, default=1)
