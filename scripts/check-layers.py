@@ -13,7 +13,7 @@ import os, re, sys
 
 # Lowest first. A layer is a list of path prefixes relative to include/strata/.
 LAYERS = [
-    ("config", ["config.hpp"]),
+    ("config", ["config.hpp", "version.hpp"]),
     ("reflect", ["reflect/"]),
     ("layout", ["layout/"]),
     ("memory", ["memory/"]),

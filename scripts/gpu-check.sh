@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU harness, run on the device machine: build the CUDA preset (or use a carried build), run every
 # GPU test, run them again under compute-sanitizer (memcheck, racecheck, initcheck, synccheck), run
-# the benchmarks, write logs and JSON under $OUT and print a short table last.
+# the benchmarks, write logs and JSON under $OUT (the results as $OUT/<gpu>/<date>/strata_bench.json,
+# the layout of bench/results) and print a short table last.
 #   STRATA_PREBUILT=dir   use test/bench binaries built elsewhere (dir/tests, dir/bench)
 #   STRATA_SKIP=list      skip stages: build,tests,sanitize,demo,torch,bench (comma separated)
 #   STRATA_BENCH_ARGS     extra arguments for the benchmark binary
@@ -175,14 +176,15 @@ if ! skip bench && [ -x "$build/bench/strata_bench" ]; then
        ${STRATA_BENCH_ARGS:-} >"$LOGS/bench.log" 2>&1; then
     python3 bench/report.py results "$LOGS/bench-raw.json" "${extra[@]}" --out "$OUT" \
       --commit "${STRATA_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" >"$LOGS/report.log" 2>&1 \
-      && add "benchmarks" "ok ($(ls "$OUT"/*-20*.json 2>/dev/null | xargs -n1 basename))" \
+      && add "benchmarks" "ok ($(cd "$OUT" && find . -name strata_bench.json | sed 's|^\./||'))" \
       || add "benchmarks" "report FAILED (report.log)"
   else
     add "benchmarks" "FAILED (bench.log)"; tail -20 "$LOGS/bench.log"; status=1
   fi
 fi
 
-[ -f "$OUT/table.md" ] && cat "$OUT/table.md"
+# the table report.py wrote beside the results, under $OUT/<gpu>/<date>/ as in bench/results
+find "$OUT" -name strata_bench.md -exec cat {} +
 [ -f "$LOGS/demo.log" ] && sed -n '/^| variant/,$p' "$LOGS/demo.log"
 echo
 echo "== strata gpu-check =="

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <strata/config.hpp>
+#include <strata/version.hpp>
 #include <strata/reflect/reflect.hpp>
 #include <strata/reflect/leaves.hpp>
 #include <strata/layout/descriptor.hpp>

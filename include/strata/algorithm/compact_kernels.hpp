@@ -192,8 +192,7 @@ __device__ void write_staged(const Out& out, const Rec& rec, unsigned f, const i
 /// Whether the counting pass reads a tile's records as 16-byte vectors of each column, thread t
 /// holding records t * W .. t * W + W - 1 of the tile: records whose leaves are all under 4 bytes
 /// and fill whole vectors at W records a thread. A warp's load of one such leaf per record moves only
-/// 32 or 64 bytes, and the pass ran at half of the memory bandwidth with them
-/// (bench/results/raw-2026-11-25-count-probe/).
+/// 32 or 64 bytes, and the pass runs at half of the memory bandwidth with them.
 template <class Record, int W>
 inline constexpr bool compact_counts_in_vectors = [] {
   bool ok = soa_layout<Record>::leaves > 0;

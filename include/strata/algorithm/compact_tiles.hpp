@@ -18,7 +18,7 @@ namespace detail {
 
 /// Threads per tile. A tile's warps meet at a barrier once their loads return (the tile's count is
 /// needed before any of it is written), so small tiles keep fewer warps waiting on the slowest one;
-/// 4 warps a tile are faster than 8 (bench/results/nvidia-h200-2026-11-24-erase_if-ballot.md).
+/// 4 warps a tile are faster than 8.
 inline constexpr int compact_threads = 128;
 /// Whether the writing kernel reads a column of `size`-byte leaves in 16-byte vectors through
 /// shared memory when a thread holds W records: a warp's per-record load of a leaf under 4 bytes

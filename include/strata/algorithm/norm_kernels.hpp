@@ -43,12 +43,11 @@ decltype(auto) with_vpt(int vpt, F&& f) {
 /// row waits there with nothing else in flight, and the kernel holds fewer registers); 16-bit rows
 /// held by groups of up to max_group threads, which issue about twice the instructions per byte
 /// (their elements are widened at each pass) and share their SM with other blocks, lose more to
-/// the extra per-warp sums than they gain (bench/results/nvidia-h200-2026-11-24-norm_stats.md).
+/// the extra per-warp sums than they gain.
 /// A block of more than max_group threads (block_rows_kernel) runs alone on its SM, so 16-bit rows
-/// merge there too: bf16 and fp16 layer norm of 32776-65536 elements ran 1.03-1.07x faster that
-/// way (bench/results/raw-2026-11-29-norm-misses/, call 5). So do the blocks of a cluster plan
-/// (`cluster`), which wait at a cluster barrier after their own: bf16 layer norm's cluster plans
-/// ran at a median 0.976x the time of two sums (bench/results/raw-2026-11-29-norm-cluster/, call 3).
+/// merge there too: bf16 and fp16 layer norm of 32776-65536 elements runs 1.03-1.07x faster that
+/// way. So do the blocks of a cluster plan (`cluster`), which wait at a cluster barrier after their
+/// own: bf16 layer norm's cluster plans run at a median 0.976x the time of two sums.
 template <class T>
 STRATA_HD constexpr bool merges_warps(int G, bool cluster = false) {
   return G > 32 && (cluster || sizeof(T) >= 4 || G > max_group);
@@ -254,7 +253,7 @@ __device__ inline moments part_moments(const row_part<T, V, Spill>& part, float 
 /// would otherwise take more and run alone on its SM, and the streamed kernel's 16-bit variants
 /// would take up to 126 (half the blocks per SM). At 64 the whole-unit variants do not spill; the
 /// ragged-row 16-bit variants holding 7-8 units spill up to 40 bytes, which the sweep puts within
-/// 1% of the uncapped build (bench/results/nvidia-h200-2026-11-24-norm_stats.md). Before loading
+/// 1% of the uncapped build. Before loading
 /// its row, a group's first thread asks L2 for the whole units of the row `ahead` rows later
 /// (norm_plan.hpp: prefetch_seconds; 0: none), which a later block then reads from L2.
 /// Spill: a block holds its row with `spill` units a thread past the registers' V in dynamic
@@ -405,7 +404,7 @@ __global__ void __launch_bounds__(tiled_block) tiled_rows_kernel(args<T> a, inde
 /// threads holds, a block of G (up to 1024) threads per row, so rows of up to 8192 units stay in
 /// registers instead of going partly to shared memory or streaming: a thread's units addressed
 /// from one pointer at 32-bit offsets, loaded by predicated instructions and stored without the
-/// rows kernel's per-unit tests of the row's layout (bench/results/raw-2026-11-29-norm-long/).
+/// rows kernel's per-unit tests of the row's layout.
 /// The statistics are part_moments' (the host backend's emulation of code::whole computes the same).
 /// Cluster == true (shape::cluster): a cluster of blocks per row, block q of C holding the units
 /// [q x chunk, (q + 1) x chunk) the same way. Each block pushes its part's statistics into every

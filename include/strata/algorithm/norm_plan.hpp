@@ -59,11 +59,11 @@ inline std::size_t spill_bytes(const plan& p) { return std::size_t(p.spill) * st
 /// about tiled_bytes of rows, a thread holding a row of at most tiled_max_row_bytes in registers.
 /// A block's rows span one range of memory, which its threads read and write as 16-byte vectors
 /// however short the rows are, where a group of threads per row moves a row's few bytes per access.
-/// On the H200, at 36 widths of dense rows of 1-62 bytes, tiled ran 1.25-18x faster than the
-/// fastest row plan weighed (fp32 rows of 1-15 elements at 0.54-0.90 of a copy, bf16 rows of 1-31
-/// at 0.29-0.81) but for bf16 rows of 24 elements (3 whole units: 0.88-0.93x, a row plan stacking
-/// 4 rows being faster); rows of 4 whole 16-byte units (64 bytes) ran 1.01-1.33x faster in row plans
-/// (bench/results/raw-2026-11-29-norm-tiled/, call 2), so those keep them (tiled_fits).
+/// On the H200, at 36 widths of dense rows of 1-62 bytes, tiled runs 1.25-18x faster than the
+/// fastest row plan (fp32 rows of 1-15 elements at 0.54-0.90 of a copy, bf16 rows of 1-31 at
+/// 0.29-0.81) but for bf16 rows of 24 elements (3 whole units: 0.88-0.93x, a row plan stacking
+/// 4 rows being faster); rows of 4 whole 16-byte units (64 bytes) run 1.01-1.33x faster in row
+/// plans, so those keep them (tiled_fits).
 inline constexpr int tiled_block = 256;
 inline constexpr std::size_t tiled_bytes = 16 * 1024;
 inline constexpr std::size_t tiled_max_row_bytes = 64;
@@ -72,11 +72,10 @@ inline constexpr std::size_t tiled_max_row_bytes = 64;
 inline std::size_t tile_shared_bytes(const plan& p, std::size_t row_bytes) { return std::size_t(p.tile) * row_bytes + 32; }
 
 /// The most units a thread of a block holding a whole row keeps in shared memory past its 8 in
-/// registers (wide_candidates), by kind: in the probe such blocks ran 10-25% faster than streamed
-/// rows up to these lengths on the H200 (RMS norm reads each shared unit twice, layer norm three
-/// times and gains less), and slower beyond (bench/results/nvidia-h200-2026-11-28-norm-wide.md; the
-/// library's plans: 1.06-1.23x the streamed ones at 16640-65536 elements,
-/// bench/results/nvidia-h200-2026-11-28-norm-wide-library.md).
+/// registers (wide_candidates), by kind: such blocks run 10-25% faster than streamed rows up to
+/// these lengths on the H200 (RMS norm reads each shared unit twice, layer norm three times and
+/// gains less), and slower beyond; the library's plans run 1.06-1.23x as fast as the streamed ones
+/// at 16640-65536 elements.
 inline constexpr int layer_max_spill = 2, rms_max_spill = 8;
 
 inline std::string describe(const plan& p) {
@@ -109,21 +108,21 @@ inline int group_for(index_t units, int vpt) {
 /// group holds, at most `most` (device_model::row_group): for each units-per-thread count, the
 /// smallest such group that covers the row (and no group that a smaller count would cover with
 /// the same threads). A block of more than max_group threads runs alone on its SM (64 registers a
-/// thread): where a group of max_group threads holds the row, two such blocks an SM measured
-/// faster at bf16 layer norm of 32768 elements (1.11x) and fp32 layer norm of 16384 (1.03x), and
-/// slower at fp32 rows of 12288 (bench/results/raw-2026-11-29-norm-long/, call 13).
+/// thread): where a group of max_group threads holds the row, two such blocks an SM run faster at
+/// bf16 layer norm of 32768 elements (1.11x) and fp32 layer norm of 16384 (1.03x), and slower at
+/// fp32 rows of 12288.
 /// Whether a row plan serves short rows poorly: a thread per row holding 3 or more units, or a
 /// group narrower than 64 bytes holding 4 or more units a thread, touches a sector or less of each
-/// of 16-32 rows per warp access and works through its units alone. On the H200 such plans ran
-/// rows of 40-112 bf16 elements at 0.24-0.69 of a copy where wider groups ran 0.65-0.91, and they
-/// score high (they hold many bytes), so choose() takes them only where no other plan fits
-/// (bench/results/raw-2026-11-29-norm-offgrid/, calls 2-4). Rows with `partial` elements in
+/// of 16-32 rows per warp access and works through its units alone. On the H200 such plans run
+/// rows of 40-112 bf16 elements at 0.24-0.69 of a copy where wider groups run 0.65-0.91, and they
+/// score high (they hold many bytes), so choose() takes them only where no other plan fits.
+/// Rows with `partial` elements in
 /// partial units (one a thread, read and written one by one over the group's first threads) are
 /// served poorly by such a narrow group from 2 units a thread: on the H200, at 154 widths of up to
-/// 1025 elements ending in a partial unit, the chosen plan ran at a mean 0.950 of the speed of the
-/// fastest plan weighed (0.56 at bf16 rows of 17, a thread holding 2 units), and would at 0.974
-/// with this rule (0.75 at the lowest); the same rule for rows of whole units would take them from
-/// 0.982 to 0.958 (bench/results/raw-2026-11-29-norm-stacked-tail/replay.py).
+/// 1025 elements ending in a partial unit, the chosen plan runs at a mean 0.974 of the speed of the
+/// fastest plan weighed with this rule (0.75 at the lowest) and at 0.950 without it (0.56 at bf16
+/// rows of 17, a thread holding 2 units); the same rule for rows of whole units would lower theirs
+/// from 0.982 to 0.958.
 inline bool poorly_coalesced(const plan& p, int partial = 0) {
   return p.shape == norm::shape::rows && ((p.group == 1 && p.vpt >= 3) || (p.group * 16 < 64 && p.vpt >= (partial > 0 ? 2 : 4)));
 }
@@ -131,11 +130,10 @@ inline bool poorly_coalesced(const plan& p, int partial = 0) {
 /// stacked == true (rows of whole units, groups within a warp): also plans whose groups hold 2 or 4
 /// rows at once (`stack`, stacked_rows_kernel), at least 2 units of each row a thread (a group
 /// holding one unit a thread spends its reductions' shuffles on 16 bytes a row: bf16 layer norm of
-/// 128 and 256 elements ran 1.33-1.35x slower that way than with 4 units) and at most max_vpt
+/// 128 and 256 elements runs 1.33-1.35x slower that way than with 4 units) and at most max_vpt
 /// units a thread in all. The list is in the order choose() takes good plans in: fewer units a
 /// thread (vpt x stack), then unstacked before stacked (at equal units a thread, bf16 layer norm of
-/// 128-256 elements ran 4-5% faster unstacked), then fewer units of a row
-/// (bench/results/raw-2026-11-29-norm-offgrid/, call 3).
+/// 128-256 elements runs 4-5% faster unstacked), then fewer units of a row.
 inline std::vector<plan> row_candidates(index_t units, int min_group, int most = max_group, bool stacked = false) {
   std::vector<plan> out;
   if (units <= index_t(max_group) * max_vpt) most = std::min(most, max_group);
@@ -155,17 +153,17 @@ inline std::vector<plan> row_candidates(index_t units, int min_group, int most =
 }
 
 /// Row bytes an SM should hold so that its share of the memory bandwidth covers the latency of a
-/// row's loads and its reductions: bandwidth per SM times this time (fitted by the H200 sweep,
-/// bench/results/raw-2026-11-23-norm/, calls 1 and 4: plans holding less ran up to 1.9x slower,
-/// plans holding more ran within 1% of the best).
+/// row's loads and its reductions: bandwidth per SM times this time (fitted to the H200's sweep
+/// of every plan: plans holding less run up to 1.9x slower, plans holding more within 1% of the
+/// best).
 inline constexpr double resident_seconds = 2.0e-6;
 
 /// How far ahead of the rows being loaded the rows kernel asks L2 for rows, as time at the device's
 /// memory bandwidth: each group's first thread prefetches the row `ahead` rows past its own (one
 /// bulk prefetch), so DRAM keeps reading while an SM's blocks reduce and write. On the H200, 2 MB
-/// ahead (0.4 us) ran 92 row shapes at a median 1.016x the speed without (0.99-1.05x; the same code
-/// against itself: 0.98-1.02x), 1-4 MB alike, and 7 MB or more 5-25% slower: rows fetched that
-/// early no longer wait in L2 for their blocks (bench/results/nvidia-h200-2026-11-28-norm-prefetch.md).
+/// ahead (0.4 us) runs 92 row shapes at a median 1.016x the speed without (0.99-1.05x; the same
+/// code against itself: 0.98-1.02x), 1-4 MB alike, and 7 MB or more 5-25% slower: rows fetched
+/// that early no longer wait in L2 for their blocks.
 inline constexpr double prefetch_seconds = 0.4e-6;
 
 /// Row plans scoring at least this share of the best row plan's score count as good as it, and
@@ -173,10 +171,10 @@ inline constexpr double prefetch_seconds = 0.4e-6;
 /// memory's latency, more units a thread lengthen each thread's serial passes over its units and
 /// the time its block holds them, so a plan scoring a little lower with fewer units can run
 /// faster. How much lower depends on the element size. In the H200's sweep of every plan at 296 row
-/// shapes (bench/results/raw-2026-11-29-norm-misses/, call 2):
-/// - fp32 plans scoring 0.67-0.90 of the best often ran fastest; within 0.85, the chosen plans run
+/// shapes:
+/// - fp32 plans scoring 0.67-0.90 of the best often run fastest; within 0.85, the chosen plans run
 ///   at a mean 1.0019x (layer norm) and 1.0010x (RMS norm) the fastest one's time, at most 1.011x;
-/// - bf16 layer norm plans scoring 0.86-0.92 ran 3-5% slower than the best-scoring ones (at 1792,
+/// - bf16 layer norm plans scoring 0.86-0.92 run 3-5% slower than the best-scoring ones (at 1792,
 ///   8448-11008 and 15872-16384 elements): 16-bit rows issue about twice the instructions per byte
 ///   and sum twice across warps (merges_warps), each sum waiting at a barrier, and fewer warps wait
 ///   less. Within 0.95, bf16 plans run at a mean 1.0037x (layer) and 1.0022x (RMS) the fastest,
@@ -214,9 +212,8 @@ struct device_model {
 
 /// The rows nearest the device's prefetch bytes (at least one): a row or cluster plan's `ahead`
 /// (each block of a cluster asks for its part of that row). Streamed
-/// plans prefetch nothing: chunks prefetched by their statistics items ran 1-8% slower at every
-/// distance from 1 to 8 MB (the same file); nor do blocks holding rows partly in shared memory
-/// (3-10% slower, bench/results/raw-2026-11-28-norm-wide/wide-1.txt).
+/// plans prefetch nothing: chunks prefetched by their statistics items run 1-8% slower at every
+/// distance from 1 to 8 MB; nor do blocks holding rows partly in shared memory (3-10% slower).
 inline void set_ahead(plan& p, index_t units, const device_model& dev) {
   if (p.shape == norm::shape::streamed || p.shape == norm::shape::tiled || p.spill > 0 || dev.prefetch_bytes <= 0) return;
   p.ahead = std::max<index_t>(1, index_t(std::llround(dev.prefetch_bytes / (double(units) * 16.0))));
@@ -248,11 +245,11 @@ inline double score(const plan& p, index_t units, int blocks, double target_byte
 /// eighth of the grid takes a lag of its chunks and the grid: its first normalize item then
 /// trails its last statistics item by a grid of items, which have finished by then instead of
 /// running beside it while every block waits for them. The chunks read and written in between
-/// outgrow L2, and still the rows of 2^20-2^22 elements that take it ran 1.02-1.21x faster than at
-/// a row's chunks alone, rows of 74-92 chunks (just past the eighth) 0.98-1.00x
-/// (bench/results/raw-2026-11-29-norm-streamed/, call 2, H200). Shorter rows take as many items as
+/// outgrow L2, and still the rows of 2^20-2^22 elements that take it run 1.02-1.21x faster on the
+/// H200 than at a row's chunks alone, rows of 74-92 chunks (just past the eighth) 0.98-1.00x.
+/// Shorter rows take as many items as
 /// the grid runs at once, as far as the chunks read and written in between stay well inside L2 (a
-/// quarter of the grid or a row's chunks measured 1-6% slower, twice the grid 1-3% slower; the
+/// quarter of the grid or a row's chunks run 1-6% slower, twice the grid 1-3% slower; the
 /// row's chunks and the grid 1-2% slower at 2^18-500000 elements).
 inline std::vector<plan> streamed_candidates(index_t units, const device_model& dev) {
   std::vector<plan> out;
@@ -275,7 +272,7 @@ inline std::vector<plan> streamed_candidates(index_t units, const device_model& 
 /// Rows longer than a block holds in registers but at most `max_spill` units a thread longer: one
 /// block of max_group threads per row, max_vpt units a thread in registers and the rest in shared
 /// memory, where the device lets a block take that much and two such blocks fit an SM (one alone
-/// ran at 0.42-0.55 of a copy).
+/// runs at 0.42-0.55 of a copy).
 inline std::vector<plan> wide_candidates(index_t units, const device_model& dev) {
   std::vector<plan> out;
   const index_t in_regs = index_t(max_group) * max_vpt;
@@ -290,13 +287,12 @@ inline std::vector<plan> wide_candidates(index_t units, const device_model& dev)
 
 /// The most blocks of a cluster plan for rows of this kind and element size (fit_to_rows). A
 /// cluster's blocks each wait at the cluster barrier for the slowest of them while holding their
-/// part of the row, which costs more the more blocks there are: in a probe of RMS norm, fp32 blocks
-/// of 512 threads x 8 units ran at 0.962 of a copy alone and at 0.944, 0.921, 0.876 and 0.807 in
-/// clusters of 2, 4, 8 and 16 (bench/results/raw-2026-11-29-norm-cluster/, call 2,
-/// cluster_probe.cu). Against streaming such rows (calls 1 and 3): RMS norm and fp32 layer norm in
-/// clusters of up to 8 ran 1.02-1.14x faster at 16384-32768 units, in clusters of 16 no faster or
+/// part of the row, which costs more the more blocks there are: on the H200, RMS norm in fp32
+/// blocks of 512 threads x 8 units runs at 0.962 of a copy alone and at 0.944, 0.921, 0.876 and
+/// 0.807 in clusters of 2, 4, 8 and 16. Against streaming such rows, RMS norm and fp32 layer norm in
+/// clusters of up to 8 run 1.02-1.14x faster at 16384-32768 units, in clusters of 16 no faster or
 /// slower; 16-bit layer norm, whose blocks issue about twice the instructions per byte and so
-/// differ more in when they reach the barrier, ran 1.02-1.10x slower in clusters of 4-8 and streams.
+/// differ more in when they reach the barrier, runs 1.02-1.10x slower in clusters of 4-8 and streams.
 inline constexpr int cluster_limit(bool layer, int element_size) { return layer && element_size < 4 ? 0 : max_cluster; }
 
 /// Cluster plans for rows of `units` whole units longer than a block of the model's row group
@@ -319,9 +315,8 @@ inline std::vector<plan> cluster_candidates(index_t units, const device_model& d
 /// units that hold the row, or of max_group threads where those would take more blocks than the
 /// model allows; each block holds its share with the most units a thread. Smaller blocks share
 /// an SM four ways, so one waiting at the cluster barrier leaves three others' loads in flight:
-/// at 12288-16384 units they ran 1.00-1.07x faster than half as many blocks of 512 threads
-/// (bench/results/raw-2026-11-29-norm-cluster/, calls 1 and 4). None past the model's limit or where the
-/// device runs no such cluster.
+/// at 12288-16384 units they run 1.00-1.07x faster than half as many blocks of 512 threads. None
+/// past the model's limit or where the device runs no such cluster.
 inline bool cluster_plan(index_t units, const device_model& dev, plan& out) {
   if (units <= index_t(dev.row_group) * max_vpt) return false;
   for (int threads : {max_group / 2, max_group}) {

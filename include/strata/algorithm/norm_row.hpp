@@ -44,8 +44,7 @@ struct args {
   /// boundaries ending in a partial unit): the rows kernel writes that unit whole, zeros past the
   /// row, so that the rows' bytes form one contiguous range. Rows that leave a gap in a 32-byte
   /// sector cost more than their bytes: on the H200, bf16 layer and RMS norm of rows of 1025 in a
-  /// matrix ran 1.03x and 1.04x faster with the unit written whole
-  /// (bench/results/raw-2026-11-29-norm-sector/).
+  /// matrix run 1.03x and 1.04x faster with the unit written whole.
   bool pad_tail = false;
 };
 
@@ -201,9 +200,9 @@ STRATA_HD inline void store16(void* p, const vec::word16& w, cache_policy policy
 
 /// A 16-byte unit of gamma or beta, which every row reads again: asked to stay in L1 and L2
 /// (evict_last) while the rows stream past it. Read through the read-only path (__ldg), gamma
-/// left L1 among the rows' loads: on the H200, a block of 1024 threads per row ran fp32 RMS norm
-/// of 32768 elements at 0.85 of a copy that way and 0.96 with the hint
-/// (bench/results/raw-2026-11-29-norm-long/, call 19). Volatile: kept below the caller's null test.
+/// leaves L1 among the rows' loads: on the H200, a block of 1024 threads per row runs fp32 RMS norm
+/// of 32768 elements at 0.85 of a copy that way and 0.96 with the hint. Volatile: kept below the
+/// caller's null test.
 STRATA_HD inline vec::word16 load_kept(const void* p) {
 #if defined(__CUDA_ARCH__)
   uint4 r;

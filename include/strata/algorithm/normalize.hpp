@@ -487,10 +487,10 @@ std::vector<plan> plans_considered(const row_needs& n) {
 /// theirs, is made in stream-ordered scratch before the launch (16 bytes per element of a row for
 /// each array), where it pays for its launch: where a unit's element-wise affine reads number at
 /// least affine_copy_reads and the input holds at least affine_copy_bytes. On the H200, dense
-/// torch tensors of 1023-12287 elements a row (about 128 MiB each way) ran bf16 layer norm with
+/// torch tensors of 1023-12287 elements a row (about 128 MiB each way) run bf16 layer norm with
 /// gamma and beta 1.13-1.19x faster with the copies, while RMS norm (gamma only, 8 reads a unit)
-/// and fp32 layer norm (2 x 4) ran 2-4.5% slower, the copy's launch costing more than the reads
-/// it saves (bench/results/raw-2026-11-28-norm-tail/, calls 3-4, dense_probe.py). The copies are
+/// and fp32 layer norm (2 x 4) would run 2-4.5% slower, the copy's launch costing more than the
+/// reads it saves. The copies are
 /// at most the input's size. Returns the bytes taken (0: none; `a` unchanged).
 inline constexpr int affine_copy_reads = 16;
 inline std::atomic<std::size_t> affine_copy_bytes{std::size_t(32) << 20};  // tests lower it to run the copies on small inputs

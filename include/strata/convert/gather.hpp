@@ -111,9 +111,8 @@ struct gather_tile {
 /// so the blocks resident at once work on one narrow window that moves through the output in
 /// order; with a fixed stride (next null) the blocks drift apart by many spans, and a source sector
 /// that neighbouring spans share (a re-sort's moves to a nearby cell) has left L2 before the second
-/// one reads it: the demo's re-sort after 50 steps read 1.5x a copy's DRAM bytes with the counter
-/// and 2.0x with the stride (bench/results/raw-2026-11-29-permute-profile/). Every thread of the
-/// block calls it.
+/// one reads it: the demo's re-sort after 50 steps reads 1.5x a copy's DRAM bytes with the counter
+/// and 2.0x with the stride. Every thread of the block calls it.
 template <class F>
 __device__ void for_each_span(index_t spans, unsigned long long* next, F&& f) {
   if (!next) {
@@ -256,7 +255,7 @@ struct gather_costs {
 /// pairs of neighbours. The choice only weighs costs, so a sample does: 1/64 of the indices are
 /// read. A line whose indices mostly jump costs its warp about 350 instructions, and on the host
 /// model of the swept index families a line in 64 picks the same way as a line in 16 in every case
-/// at a quarter of the count's time (bench/results/raw-2026-11-30-count-overhead).
+/// at a quarter of the count's time.
 /// An index is far, a random sector per leaf, when all three hold:
 /// - it jumps more than `near` records from the index before it;
 /// - it lies more than `window` records (gather_costs::window: farther than L2 keeps what the
@@ -267,10 +266,9 @@ struct gather_costs {
 /// A jump back to the stream the line came from, or to the next of several indices that jump
 /// together (particles that moved to the same cell), reads a sector the line reads anyway, and a
 /// move to a nearby cell reads one the gather reads shortly before or after. Counting every jump
-/// past `near` priced such moves as random reads and took the records way where reading the
-/// columns was 1.1-2.1x faster; counting only jumps longer than the window missed indices that
-/// sweep the whole source in short steps (random records sorted by cell: 2.7x slower by columns)
-/// (bench/results/raw-2026-11-29-jump-sweep, raw-2026-11-29-spare).
+/// past `near` would price such moves as random reads and take the records way where reading the
+/// columns is 1.1-2.1x faster; counting only jumps longer than the window would miss indices that
+/// sweep the whole source in short steps (random records sorted by cell: 2.7x slower by columns).
 struct far_sample {
   static constexpr int line_bits = 6;  // lines a group: 2^line_bits
   static constexpr index_t line = 32, lines = index_t(1) << line_bits, group = line * lines;
@@ -449,7 +447,7 @@ struct quad_holder<T, Q, std::index_sequence<L...>> : quad_values<T, L, Q>... {}
 /// Bytes of gathered values a thread holds between its loads and its stores: 16 records of the
 /// demo's 7 fp32 leaves, one 256-thread block per SM. Loads in flight per thread matter more than
 /// blocks resident here: fewer quads with more blocks, or two blocks forced by launch bounds
-/// (spilling), gather the re-sorts slower (bench/results/raw-2026-11-28-gather-quads).
+/// (spilling), gather the re-sorts slower.
 inline constexpr std::size_t gather_held_bytes = 448;
 template <class T, std::size_t HeldBytes = gather_held_bytes>
 struct gather_quads {

@@ -62,9 +62,9 @@ struct runtime_layout {
 /// A tile holds at most `runtime_tile_cap` records (0: 4096) and about `runtime_tile_budget` bytes
 /// (0: 24 KiB). A block has its tile's loads in flight at once and several blocks share an SM, so
 /// larger tiles keep more bytes in flight per SM; bench/convert.cpp's runtime_tile rows time other
-/// limits (nonzero values here). Records of 4 to 8 bytes ran 1.04-1.3x faster with tiles of 4096
+/// limits (nonzero values here). Records of 4 to 8 bytes run 1.04-1.3x faster with tiles of 4096
 /// than of 1024 records (a block of 1024 such records stages only 4-8 KiB, and its fixed costs
-/// weigh more); larger records are held by the budget (bench/results/raw-2026-11-28-runtime-pitch/).
+/// weigh more); larger records are held by the budget.
 inline std::uint32_t runtime_tile_cap = 0;
 inline std::uint32_t runtime_tile_budget = 0;
 /// Records per tile: whole records filling the budget up to the cap, a multiple of the block's 256

@@ -263,9 +263,9 @@ inline constexpr std::pair<int, int> tile_swizzle_choice = [] {
 
 /// Records per tile for T's records of Stride bytes: up to 32 bytes, warp_tile_records; above, the
 /// multiple of 16 up to 128 records and 8 KiB whose column phase keeps the largest share of the
-/// warp's lanes busy (leaf_groups; ties: the larger tile). A 96-byte record's 80-record tile left
-/// 12 of 32 lanes idle at each 4-byte column, its 64-record tile none (measured on the H200:
-/// 0.73 -> 0.96 of a copy to SoA; 12 KiB tiles, which hold more registers, ran slower than 6 KiB).
+/// warp's lanes busy (leaf_groups; ties: the larger tile). A 96-byte record's 80-record tile would
+/// leave 12 of 32 lanes idle at each 4-byte column, its 64-record tile leaves none (on the H200:
+/// 0.73 against 0.96 of a copy to SoA; 12 KiB tiles, which hold more registers, run slower than 6 KiB).
 template <class T, std::size_t Stride>
 inline constexpr index_t tile_records = [] {
   if constexpr (Stride <= 32) {

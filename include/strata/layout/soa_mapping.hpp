@@ -59,7 +59,7 @@ struct soa_mapping {
   }
 };
 
-/// The name the SoA mapping had before mappings were general.
+/// The SoA mapping under its other name, soa_layout.
 template <class T>
 using soa_layout = soa_mapping<T>;
 
