@@ -30,5 +30,13 @@ def _list_every_page(app, docname, source):
     source[0] = text[:end] + "".join(name + "\n" for name in extra) + text[end:]
 
 
+# Links from the guide to curated results files (../bench/results/...) stay plain relative links in
+# the Markdown, so they work where the repository is browsed; in the HTML they become downloads of
+# the file (MyST's path: scheme) instead of references to pages outside the guide.
+def _results_as_files(app, docname, source):
+    source[0] = source[0].replace("](../bench/results/", "](path:../bench/results/")
+
+
 def setup(app):
     app.connect("source-read", _list_every_page)
+    app.connect("source-read", _results_as_files)
