@@ -283,7 +283,7 @@ inline int run_demo(demo_options o) {
     results.push_back(run_variant("SoA Thrust iterators", ops, o));
   }
   {
-    soa_packet_ops ops{{strata::soa_vector<particle>(input), thrust::device_vector<int>(o.n), f, k}};
+    soa_packet_ops ops{{strata::soa_vector<particle>(input), thrust::device_vector<int>(o.n), f, k}, {}};
     results.push_back(run_variant("SoA packets", ops, o));
   }
 
