@@ -9,8 +9,12 @@
 
 #include "../fixtures/random.hpp"
 
+#include <charconv>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -100,10 +104,18 @@ inline std::int64_t scaled(std::int64_t n) {
   static const int shift = [] {
     const char* s = std::getenv("STRATA_BENCH_SCALE");
 #if defined(STRATA_BACKEND_CUDA)
-    return s ? std::atoi(s) : 0;
+    if (!s) return 0;
 #else
-    return s ? std::atoi(s) : 6;  // the host backend runs 64x smaller problems by default
+    if (!s) return 6;  // the host backend runs 64x smaller problems by default
 #endif
+    int k = -1;
+    const char* end = s + std::strlen(s);
+    const auto [at, err] = std::from_chars(s, end, k);
+    if (err != std::errc{} || at != end || k < 0 || k > 30) {
+      std::fprintf(stderr, "STRATA_BENCH_SCALE=%s: a whole number from 0 to 30 is needed\n", s);
+      std::exit(2);
+    }
+    return k;
   }();
   return n >> shift;
 }

@@ -13,12 +13,15 @@
 //                of the same records for scale.
 //   halo         halo_exchange of the particles within a cutoff of each slab face (both directions)
 //                and drop_ghosts, against NCCL moving the same bytes between raw buffers.
-// --parts picks some of migrate,scaling,ops,passes,halo (all by default).
+// --parts picks some of migrate,scaling,ops,passes,halo (all by default); --help lists the options.
 // Prints a markdown table and writes JSON (--out). The host backend runs the same code on its
 // stand-in transport (small N) so that CI compiles and exercises it.
 #include <strata/distributed/distributed_vector.hpp>
 
 #include "particles/distributed.hpp"  // the demo's particle, step and slabs
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -399,24 +402,24 @@ int main(int argc, char** argv) {
   const std::string gpu = "host stand-in";
 #endif
   int iters = 20, steps = 30, reps = 5;
-  std::string out, parts = "migrate,scaling,ops,passes,halo";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i];
-    if (k == "--n") n = std::strtoull(argv[i + 1], nullptr, 10);
-    else if (k == "--gpus") gpus = std::min(gpus, std::atoi(argv[i + 1]));
-    else if (k == "--iters") iters = std::atoi(argv[i + 1]);
-    else if (k == "--steps") steps = std::atoi(argv[i + 1]);
-    else if (k == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
-    else if (k == "--out") out = argv[i + 1];
-    else if (k == "--parts") parts = argv[i + 1];
-    else {
-      std::fprintf(stderr, "usage: %s [--n per-GPU records] [--gpus G] [--iters I] [--steps S] [--reps R] [--parts migrate,scaling,ops,passes,halo] [--out file.json]\n", argv[0]);
-      return 2;
-    }
-  }
+  std::string out;
+  std::vector<std::string> parts = {"migrate", "scaling", "ops", "passes", "halo"};
+  const int available = gpus;
+  CLI::App app{"Benchmarks of the distributed layer: migrate, weak scaling, NCCL exchange ops, migrate's passes, halo exchange."};
+  app.add_option("--n", n, "records per GPU")->capture_default_str()->check(CLI::Range(std::size_t(1), std::size_t(1) << 40));
+  app.add_option("--gpus", gpus, "GPUs (ranks) at most")->capture_default_str()->check(CLI::Range(1, available));
+  app.add_option("--iters", iters, "timed calls per measurement")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  app.add_option("--steps", steps, "demo steps per weak-scaling timing")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  app.add_option("--reps", reps, "weak-scaling repetitions (the median is reported)")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  app.add_option("--parts", parts, "the parts to run (comma separated)")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->check(CLI::IsMember({"migrate", "scaling", "ops", "passes", "halo"}));
+  app.add_option("--out", out, "the JSON file to write (none by default)");
+  CLI11_PARSE(app, argc, argv);
   std::vector<migrate_row> mig;
   std::vector<scaling_row> scale;
-  auto part = [&](const char* name) { return ("," + parts + ",").find("," + std::string(name) + ",") != std::string::npos; };
+  auto part = [&](const char* name) { return std::find(parts.begin(), parts.end(), name) != parts.end(); };
   // 10% leaving takes migrate's streaming split, 2% its gather-and-fill path.
   if (part("migrate"))
     for (int g = 2; g <= gpus; ++g)
@@ -466,30 +469,35 @@ int main(int argc, char** argv) {
     char date[32];
     const std::time_t now = std::time(nullptr);
     std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-    std::ofstream j(out);
-    j << "{\n  \"gpu\": \"" << gpu << "\",\n  \"date\": \"" << date << "\",\n  \"records_per_gpu\": " << n << ",\n  \"record_bytes\": " << sizeof(particle)
-      << ",\n  \"iters\": " << iters << ",\n  \"steps\": " << steps << ",\n  \"reps\": " << reps << ",\n  \"migrate\": [";
-    for (std::size_t i = 0; i < mig.size(); ++i)
-      j << (i ? "," : "") << "\n    {\"gpus\": " << mig[i].gpus << ", \"moved_per_rank\": " << mig[i].moved_per_rank << ", \"migrate_ms\": " << mig[i].migrate_ms
-        << ", \"nccl_raw_ms\": " << mig[i].raw_ms << ", \"raw_over_migrate\": " << mig[i].raw_ms / mig[i].migrate_ms
-        << ", \"nothing_moving_ms\": " << mig[i].idle_ms << "}";
-    j << "\n  ],\n  \"weak_scaling\": [";
-    for (std::size_t i = 0; i < scale.size(); ++i)
-      j << (i ? "," : "") << "\n    {\"gpus\": " << scale[i].gpus << ", \"step_ms\": " << scale[i].step_ms << ", \"moved_per_step\": " << scale[i].moved_per_step
-        << ", \"drift_only_ms\": " << scale[i].drift_only_ms << ", \"efficiency\": " << scale[i].efficiency << "}";
-    j << "\n  ],\n  \"exchange_ops\": [";
-    for (std::size_t i = 0; i < ops.size(); ++i)
-      j << (i ? "," : "") << "\n    {\"gpus\": " << ops[i].gpus << ", \"records_per_neighbour\": " << ops[i].records
-        << ", \"per_column_ms\": " << ops[i].per_column_ms << ", \"packed_ms\": " << ops[i].packed_ms << "}";
-    j << "\n  ],\n  \"passes\": [";
-    for (std::size_t i = 0; i < passes.size(); ++i)
-      j << (i ? "," : "") << "\n    {\"fraction\": " << passes[i].fraction << ", \"count_ms\": " << passes[i].count_ms << ", \"list_ms\": " << passes[i].list_ms
-        << ", \"split_ms\": " << passes[i].split_ms << ", \"copy_ms\": " << passes[i].copy_ms << "}";
-    j << "\n  ],\n  \"halo\": [";
-    for (std::size_t i = 0; i < halos.size(); ++i)
-      j << (i ? "," : "") << "\n    {\"gpus\": " << halos[i].gpus << ", \"cutoff\": " << halos[i].cut << ", \"ghosts_per_rank\": " << halos[i].ghosts_per_rank
-        << ", \"halo_ms\": " << halos[i].halo_ms << ", \"nccl_raw_ms\": " << halos[i].raw_ms << "}";
-    j << "\n  ]\n}\n";
+    // Fractions and cutoffs are floats: written as the decimals they were given as, not as their
+    // doubles' 17 digits.
+    auto decimal = [](float v) { return std::round(double(v) * 1e6) / 1e6; };
+    auto rows = [](const auto& all, auto to_json) {
+      nlohmann::ordered_json a = nlohmann::ordered_json::array();
+      for (const auto& r : all) a.push_back(to_json(r));
+      return a;
+    };
+    const nlohmann::ordered_json j = {
+        {"gpu", gpu}, {"date", date}, {"records_per_gpu", n}, {"record_bytes", sizeof(particle)},
+        {"iters", iters}, {"steps", steps}, {"reps", reps},
+        {"migrate", rows(mig, [](const migrate_row& m) {
+           return nlohmann::ordered_json{{"gpus", m.gpus}, {"moved_per_rank", m.moved_per_rank}, {"migrate_ms", m.migrate_ms}, {"nccl_raw_ms", m.raw_ms},
+                                 {"raw_over_migrate", m.raw_ms / m.migrate_ms}, {"nothing_moving_ms", m.idle_ms}};
+         })},
+        {"weak_scaling", rows(scale, [](const scaling_row& r) {
+           return nlohmann::ordered_json{{"gpus", r.gpus}, {"step_ms", r.step_ms}, {"moved_per_step", r.moved_per_step},
+                                 {"drift_only_ms", r.drift_only_ms}, {"efficiency", r.efficiency}};
+         })},
+        {"exchange_ops", rows(ops, [](const ops_row& o) {
+           return nlohmann::ordered_json{{"gpus", o.gpus}, {"records_per_neighbour", o.records}, {"per_column_ms", o.per_column_ms}, {"packed_ms", o.packed_ms}};
+         })},
+        {"passes", rows(passes, [&](const passes_row& q) {
+           return nlohmann::ordered_json{{"fraction", decimal(float(q.fraction))}, {"count_ms", q.count_ms}, {"list_ms", q.list_ms}, {"split_ms", q.split_ms}, {"copy_ms", q.copy_ms}};
+         })},
+        {"halo", rows(halos, [&](const halo_row& h) {
+           return nlohmann::ordered_json{{"gpus", h.gpus}, {"cutoff", decimal(h.cut)}, {"ghosts_per_rank", h.ghosts_per_rank}, {"halo_ms", h.halo_ms}, {"nccl_raw_ms", h.raw_ms}};
+         })}};
+    std::ofstream(out) << j.dump(2) << "\n";
   }
   return 0;
 }

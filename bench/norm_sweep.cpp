@@ -9,11 +9,13 @@
 // 256 MB runs below the 1 GiB copy's rate itself (launch, ramp and drain weigh more).
 // With --dense, rows lie back to back in plain device buffers (a tensor someone else allocated)
 // instead of strata's matrix, whose rows start on 16-byte boundaries.
-//   norm_sweep [--coarse] [--validate] [--dense] [--hidden h1,h2,...] [--out FILE]
+//   norm_sweep [--coarse] [--validate] [--dense] [--hidden h1,h2,...] [--out FILE]   (--help says more)
 #include "common.hpp"
 
 #include <strata/algorithm/normalize.hpp>
 
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <thrust/execution_policy.h>
 #include <thrust/tabulate.h>
 
@@ -21,7 +23,6 @@
 #include <cstdio>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -143,28 +144,19 @@ row measure(const char* dtype, index_t hidden, bool validate) {
   return r;
 }
 
-std::vector<index_t> parse_list(const std::string& s) {
-  std::vector<index_t> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(std::stoll(item));
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   bool coarse = false, validate = false;
   std::string out = "norm_sweep.json";
   std::vector<index_t> only;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--coarse") coarse = true;
-    else if (a == "--validate") validate = true;
-    else if (a == "--dense") dense_rows = true;
-    else if (a == "--hidden" && i + 1 < argc) only = parse_list(argv[++i]);
-    else if (a == "--out" && i + 1 < argc) out = argv[++i];
-    else return std::fprintf(stderr, "usage: norm_sweep [--coarse] [--validate] [--dense] [--hidden h1,h2,...] [--out FILE]\n"), 2;
-  }
+  CLI::App app{"The normalization sweep: layer norm and RMS norm, fp32 and bf16, at every hidden size of the sweep."};
+  app.add_flag("--coarse", coarse, "hidden sizes in steps of 1024 (256 otherwise) up to 16384, and the odd and long ones");
+  app.add_flag("--validate", validate, "also time every plan the chooser weighed");
+  app.add_flag("--dense", dense_rows, "rows back to back in plain device buffers instead of strata's matrix");
+  app.add_option("--hidden", only, "only these hidden sizes (comma separated)")->delimiter(',')->check(CLI::Range(index_t(1), index_t(1) << 40));
+  app.add_option("--out", out, "the JSON file to write")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
   const std::size_t copy_bytes = strata_bench::scaled(index_t(1) << 30);
   strata::buffer src(copy_bytes, strata::memory_space::device), dst(copy_bytes, strata::memory_space::device);
   strata::fill_bytes_async(src.data(), 1, copy_bytes, strata::stream_t{}, strata::memory_space::device);
@@ -187,21 +179,17 @@ int main(int argc, char** argv) {
       all.push_back(r);
     }
   }
-  std::ofstream f(out);
-  f << "{\"memcpy_gbps\": " << memcpy_gbps << ", \"results\": [\n";
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    const row& r = all[i];
-    f << " {\"workload\": \"" << r.kind << "\", \"variant\": \"strata\", \"dtype\": \"" << r.dtype << "\", \"rows\": " << r.rows
-      << ", \"hidden\": " << r.hidden << ", \"n\": " << r.rows * r.hidden << ", \"bytes\": " << (long long)r.bytes << ", \"ms\": " << r.ms
-      << ", \"gbps\": " << r.bytes / (r.ms * 1e-3) / 1e9 << ", \"copy_ms\": " << r.copy_ms << ", \"plan\": \"" << r.chosen << "\", \"fastest_considered\": \"" << r.best
-      << "\", \"fastest_ms\": " << r.best_ms << ", \"considered\": [";
-    for (std::size_t j = 0; j < r.plans.size(); ++j) {
-      const timed_plan& t = r.plans[j];
-      f << (j ? ", " : "") << "{\"plan\": \"" << t.plan << "\", \"blocks_per_sm\": " << t.blocks << ", \"resident_kb\": " << t.resident_kb
-        << ", \"used\": " << t.used << ", \"score\": " << t.score << ", \"ms\": " << t.ms << "}";
-    }
-    f << "]}" << (i + 1 < all.size() ? ",\n" : "\n");
+  nlohmann::ordered_json results = nlohmann::ordered_json::array();
+  for (const row& r : all) {
+    nlohmann::ordered_json considered = nlohmann::ordered_json::array();
+    for (const timed_plan& t : r.plans)
+      considered.push_back({{"plan", t.plan}, {"blocks_per_sm", t.blocks}, {"resident_kb", t.resident_kb}, {"used", t.used},
+                            {"score", t.score}, {"ms", t.ms}});
+    results.push_back({{"workload", r.kind}, {"variant", "strata"}, {"dtype", r.dtype}, {"rows", r.rows}, {"hidden", r.hidden},
+                       {"n", r.rows * r.hidden}, {"bytes", (long long)r.bytes}, {"ms", r.ms}, {"gbps", r.bytes / (r.ms * 1e-3) / 1e9},
+                       {"copy_ms", r.copy_ms}, {"plan", r.chosen}, {"fastest_considered", r.best}, {"fastest_ms", r.best_ms},
+                       {"considered", considered}});
   }
-  f << "]}\n";
+  std::ofstream(out) << nlohmann::ordered_json{{"memcpy_gbps", memcpy_gbps}, {"results", results}}.dump(1) << "\n";
   return 0;
 }

@@ -9,10 +9,12 @@
   report.py readme RESULTS.json README.md
       Replaces the README's section between <!-- results:begin --> and <!-- results:end --> with
       the table and the plots of RESULTS.json.
-  report.py render RESULTS.json [--png]
-      Writes RESULTS.md (table) and, with --png, one plot a workload beside it: <workload>.png for
-      strata_bench.json, NAME-<workload>.png for NAME.json (GB/s against size per variant, with the
-      cudaMemcpy line). Tables and plots are only ever generated from results.
+  report.py render RESULTS.json [--png] [--out DIR]
+      Writes RESULTS.md (table) and, with --png, one plot a workload (<workload>.png for
+      strata_bench.json, NAME-<workload>.png for NAME.json): each variant's speed as a
+      share of the same run's cudaMemcpy (a bar per variant where each was run at one size, a line
+      against the bytes moved where at several; time per call for latency workloads), into DIR
+      (default: beside RESULTS.json). Tables and plots are only ever generated from results.
 """
 import argparse, datetime, json, os, re, sys
 
@@ -131,36 +133,124 @@ def table(res):
     return "\n".join(lines) + "\n"
 
 
+# Variants that are not strata's: the peers it is measured against, and hand-written baselines.
+PEER_VARIANTS = set(PEERS.values()) | {"thrust", "thrust_zip", "cub", "hand_float4", "hand_float4_stream", "aos_plain",
+                                       "naive", "torch_eager", "torch_compile", "pinned_memcpy", "pageable_memcpy"}
+
+
+def series_of(rows):
+    """(variant, dtype or record) -> that series' rows, sorted by size; series grouped by dtype or
+    record, strata's variants before the peers in each group."""
+    out = {}
+    for r in rows:
+        out.setdefault((r["variant"], r.get("dtype") or r.get("record")), []).append(r)
+    order = lambda kv: (str(kv[0][1] or ""), kv[0][0] in PEER_VARIANTS, kv[0][0])
+    return {k: sorted(v, key=lambda r: r["bytes"]) for k, v in sorted(out.items(), key=order)}
+
+
+def label_of(variant, kind):
+    return f"{kind} · {variant}" if kind else variant
+
+
+def distinct_colours(count):
+    """count colours, no two alike: tab10, then tab20's lighter halves, then evenly spaced hues."""
+    import matplotlib
+    base = list(matplotlib.colormaps["tab10"].colors) + list(matplotlib.colormaps["tab20"].colors[1::2])
+    if count <= len(base):
+        return base[:count]
+    return [matplotlib.colormaps["hsv"](i / count) for i in range(count)]
+
+
+def measure_of(workload, res):
+    """What a workload's plot shows: time per call for latency workloads (lower is better), speed as
+    a fraction of the same run's cudaMemcpy otherwise (GB/s where the run has no copy)."""
+    if workload.endswith("latency"):
+        return "ms", "ms per call (lower is better)"
+    if res.get("memcpy_gbps"):
+        return "ratio_memcpy", "speed / cudaMemcpy D2D speed (higher is better)"
+    return "gbps", "GB/s (higher is better)"
+
+
+def plot_bars(ax, series, field):
+    """One point per series: a horizontal bar each, named on the axis, strata's variants in one
+    colour and the peers and baselines they are measured against in another."""
+    names = [label_of(*k) for k in series]
+    values = [v[0].get(field) or 0 for v in series.values()]
+    ours = [k[0] not in PEER_VARIANTS for k in series]
+    colours = distinct_colours(2)
+    ys = range(len(names))
+    ax.barh(ys, values, color=[colours[0] if o else colours[1] for o in ours])
+    ax.set_yticks(list(ys), names, fontsize=8)
+    ax.invert_yaxis()
+    for y, v in zip(ys, values):
+        ax.text(v, y, f" {v:.2f}" if v < 100 else f" {v:.0f}", va="center", fontsize=7)
+    from matplotlib.patches import Patch
+    ax.legend(handles=[Patch(color=colours[0], label="strata"), Patch(color=colours[1], label="peer or baseline")],
+              loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, fontsize=8)
+
+
+def plot_lines(ax, series, field):
+    """Several sizes per series: a line each against the bytes it moves, every series its own
+    colour, the legend beside the axes."""
+    for (k, pts), colour in zip(series.items(), distinct_colours(len(series))):
+        ax.plot([p["bytes"] / 1e9 for p in pts], [p.get(field) for p in pts], marker="o", color=colour, label=label_of(*k))
+    ax.set_xscale("log")
+    ax.set_xlabel("bytes moved per call (GB)")
+    if field == "ms":
+        ax.set_yscale("log")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, fontsize=8)
+
+
+def plot_shapes(ax, series, field):
+    """Row workloads (rows x hidden): a group of bars per shape, one bar per series in its own
+    colour, the legend beside the axes. Shapes of equal bytes stay apart, as a line would not."""
+    shapes = sorted({(r["rows"], r["hidden"]) for pts in series.values() for r in pts}, key=lambda s: (s[0] * s[1], s))
+    width = 0.8 / len(series)
+    for i, ((k, pts), colour) in enumerate(zip(series.items(), distinct_colours(len(series)))):
+        at = {(r["rows"], r["hidden"]): r.get(field) for r in pts}
+        xs = [j + (i - (len(series) - 1) / 2) * width for j, sh in enumerate(shapes) if sh in at]
+        ax.bar(xs, [at[sh] for sh in shapes if sh in at], width, color=colour, label=label_of(*k))
+    ax.set_xticks(range(len(shapes)), [f"{r} x {h}" for r, h in shapes], fontsize=8)
+    ax.set_xlabel("rows x hidden")
+    if field == "ms":
+        ax.set_yscale("log")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, fontsize=8)
+
+
 def render(args):
     res = json.load(open(args.results))
-    base = os.path.splitext(args.results)[0]
+    stem = os.path.splitext(os.path.basename(args.results))[0]
+    out_dir = args.out or os.path.dirname(args.results) or "."
+    os.makedirs(out_dir, exist_ok=True)
+    base = os.path.join(out_dir, stem)
     open(base + ".md", "w").write(table(res))
     print(base + ".md")
     if not args.png:
         return
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        sys.exit("report.py: --png needs matplotlib (pip install matplotlib)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    workloads = sorted({r["workload"] for r in res["results"]})
-    for w in workloads:
-        rows = [r for r in res["results"] if r["workload"] == w]
-        fig, ax = plt.subplots(figsize=(7, 4))
-        groups = sorted({(r["variant"], r.get("dtype") or r.get("record")) for r in rows}, key=str)
-        for variant, kind in groups:
-            pts = sorted((r["bytes"], r["gbps"]) for r in rows
-                         if r["variant"] == variant and (r.get("dtype") or r.get("record")) == kind)
-            label = variant + (f" {kind}" if kind else "")
-            ax.plot([p[0] / 1e9 for p in pts], [p[1] for p in pts], marker="o", label=label)
-        if res.get("memcpy_gbps"):
-            ax.axhline(res["memcpy_gbps"], color="k", linestyle="--", label="cudaMemcpy D2D")
-        ax.set_xscale("log")
-        ax.set_xlabel("bytes moved per run (GB)")
-        ax.set_ylabel("GB/s")
-        ax.set_title(f"{w} on {res['gpu']} ({res['date']})")
-        ax.legend(fontsize=7)
+    # One plot per workload, answering one question: how fast is each variant of it, as a share of a
+    # copy of the same bytes (or, for latency workloads, how long does one call take)?
+    for w in sorted({r["workload"] for r in res["results"]}):
+        series = series_of([r for r in res["results"] if r["workload"] == w])
+        field, what = measure_of(w, res)
+        one_point = all(len(v) == 1 for v in series.values())
+        shaped = not one_point and all("rows" in r for pts in series.values() for r in pts)
+        height = max(2.5, 0.28 * len(series) + 1.2) if one_point else 4
+        fig, ax = plt.subplots(figsize=(8, height))
+        (plot_bars if one_point else plot_shapes if shaped else plot_lines)(ax, series, field)
+        if field == "ratio_memcpy":  # a copy of the same bytes
+            (ax.axvline if one_point else ax.axhline)(1.0, color="0.3", linestyle="--", linewidth=1)
+        (ax.set_xlabel if one_point else ax.set_ylabel)(what)
+        ax.set_title(f"{w}: {'time per call' if field == 'ms' else 'speed'} of each variant, {res['gpu']} ({res['date']})", fontsize=10)
         fig.tight_layout()
-        path = f"{plot_prefix(args.results)}{w}.png"
+        path = os.path.join(out_dir, os.path.basename(plot_prefix(args.results)) + f"{w}.png")
         fig.savefig(path, dpi=110)
+        plt.close(fig)
         print(path)
 
 
@@ -182,7 +272,7 @@ def readme(args):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("results")
     r.add_argument("raw")
@@ -192,7 +282,8 @@ def main():
     r.add_argument("--gpus", type=int, default=1, help="GPUs the run used (several: <gpu>-xN)")
     d = sub.add_parser("render")
     d.add_argument("results")
-    d.add_argument("--png", action="store_true")
+    d.add_argument("--png", action="store_true", help="also write a PNG plot per workload (needs matplotlib)")
+    d.add_argument("--out", help="folder for the table and plots (default: beside RESULTS.json)")
     m = sub.add_parser("readme")
     m.add_argument("results")
     m.add_argument("readme")

@@ -40,6 +40,19 @@ macro(strata_find_bench_dependencies)
   endif()
 endmacro()
 
+# CLI11 (argument parsing) and nlohmann-json (JSON output) for the command lines: the strata
+# driver, the particle demo and the benchmark tools. Defines CLI11::CLI11 and nlohmann_json::nlohmann_json.
+macro(strata_find_cli_dependencies)
+  find_package(CLI11 CONFIG QUIET)
+  if(NOT CLI11_FOUND)
+    strata_missing("CLI11 (CLI/CLI.hpp)" libcli11-dev)
+  endif()
+  find_package(nlohmann_json 3 CONFIG QUIET)
+  if(NOT nlohmann_json_FOUND)
+    strata_missing("nlohmann-json (nlohmann/json.hpp)" nlohmann-json3-dev)
+  endif()
+endmacro()
+
 # NCCL for the distributed layer on the CUDA backend: a system NCCL, or the header and library of
 # PyPI's nvidia-nccl-cu13 (found through the Python that CMake sees). Defines strata::nccl.
 macro(strata_find_nccl)

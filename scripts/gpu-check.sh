@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# GPU harness, run on the device machine: build the CUDA preset (or use a carried build), run every
+# GPU check, run on a machine with a GPU: build the CUDA preset (or use a prebuilt one), run every
 # GPU test, run them again under compute-sanitizer (memcheck, racecheck, initcheck, synccheck), run
-# the benchmarks, write logs and JSON under $OUT (the results as $OUT/<gpu>/<date>/strata_bench.json,
+# the demo and every example, run the benchmarks, write logs and JSON under $OUT (the results as $OUT/<gpu>/<date>/strata_bench.json,
 # the layout of bench/results) and print a short table last.
 #   STRATA_PREBUILT=dir   use test/bench binaries built elsewhere (dir/tests, dir/bench)
-#   STRATA_SKIP=list      skip stages: build,tests,sanitize,demo,torch,bench (comma separated)
+#   STRATA_SKIP=list      skip stages: build,tests,sanitize,demo,examples,torch,bench (comma separated)
 #   STRATA_BENCH_ARGS     extra arguments for the benchmark binary
 #   STRATA_SANITIZERS     compute-sanitizer tools to run (default: memcheck racecheck initcheck synccheck)
 #   STRATA_SANITIZER_TIMEOUT  seconds one binary may run under one tool (default 300)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}
-LOGS=$OUT/logs  # packed into logs.tar.gz at the end (the device tool returns at most 8 files)
+LOGS=$OUT/logs  # packed into logs.tar.gz at the end: $OUT holds a few files
 mkdir -p "$OUT" "$LOGS"
 skip() { [[ ",${STRATA_SKIP:-}," == *",$1,"* ]]; }
 summary=()
@@ -31,14 +31,14 @@ if [ -z "${STRATA_PREBUILT:-}" ] && ! skip build; then
   fi
 fi
 [ -d "$build/lib" ] && export LD_LIBRARY_PATH="$PWD/$build/lib:${LD_LIBRARY_PATH:-}"
-# NCCL (distributed_test, the demo's --gpus) is not packed (200+ MB): the machine's own copy from
-# PyPI's nvidia-nccl package (PyTorch brings one) serves.
+# NCCL (distributed_test, the demo's --gpus, several_gpus): the library of PyPI's nvidia-nccl package
+# in this Python (PyTorch brings one), where the system has none on its library path.
 nccl_lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(nvidia.nccl.__path__[0], "lib"))' 2>/dev/null || true)
 [ -n "$nccl_lib" ] && [ -d "$nccl_lib" ] && export LD_LIBRARY_PATH="$nccl_lib:${LD_LIBRARY_PATH:-}"
-export NCCL_NVLS_ENABLE=0  # NVLink multicast stays off on the lent multi-GPU machines
-# MPI for mpi_join_test (built against MPICH's libmpi.so.12): the machine's own, or PyPI's mpich
-# wheel carried here (STRATA_MPI_WHEEL), installed into the Python prefix, whose lib/ and bin/ then
-# serve, ahead of another MPI the machine may have (Open MPI's mpiexec cannot start an MPICH job).
+export NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}  # NVLink multicast off unless the caller turns it on
+# MPI for mpi_join_test (built against MPICH's libmpi.so.12): the system's, or PyPI's mpich wheel
+# (a file named by STRATA_MPI_WHEEL), installed into the Python prefix, whose lib/ and bin/ then
+# serve, ahead of another MPI installed here (Open MPI's mpiexec cannot start an MPICH job).
 py_prefix=$(python3 -c 'import sys; print(sys.prefix)' 2>/dev/null || true)
 if [ -n "${STRATA_MPI_WHEEL:-}" ] && [ ! -e "$py_prefix/lib/libmpi.so.12" ]; then
   python3 -m pip install -q --no-index "$STRATA_MPI_WHEEL" >"$LOGS/mpi-install.log" 2>&1 || true
@@ -47,7 +47,7 @@ if [ -n "$py_prefix" ] && [ -e "$py_prefix/lib/libmpi.so.12" ]; then
   export LD_LIBRARY_PATH="$py_prefix/lib:${LD_LIBRARY_PATH:-}" PATH="$py_prefix/bin:$PATH"
 fi
 
-# A binary whose libraries this machine lacks (mpi_join_test without MPI) is left out, and said so.
+# A binary whose libraries are missing here (mpi_join_test without MPI) is left out, and said so.
 tests=""
 for t in $(find "$build/tests" -maxdepth 1 -type f -name '*_test' -perm -u+x | sort); do
   if ldd "$t" 2>/dev/null | grep -q 'not found'; then add "left out: $(basename "$t")" "libraries missing: $(ldd "$t" | awk '/not found/ {print $1}' | xargs)"
@@ -132,7 +132,7 @@ if ! skip demo && [ -x "$examples/particles" ]; then
   if "$examples/particles" >"$LOGS/demo.log" 2>&1; then add "particle demo" "ok (demo.log)"; else add "particle demo" "FAILED (demo.log)"; status=1; fi
 fi
 
-# The sharded demo on every GPU of the machine (it compares its final particles with a one-rank run).
+# The sharded demo on every GPU here (it compares its final particles with a one-rank run).
 gpus=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | wc -l)
 if ! skip demo && [ -x "$examples/particles" ] && [ "$gpus" -ge 2 ]; then
   if "$examples/particles" --gpus "$gpus" >"$LOGS/demo-gpus.log" 2>&1; then add "particle demo --gpus $gpus" "ok (demo-gpus.log)"
@@ -158,6 +158,25 @@ if ! skip tests && [ -x "$build/tests/mpi_join_test" ] && [ "$gpus" -ge 2 ]; the
 fi
 if ! skip demo && [ -x "$examples/layer_norm_example" ]; then
   if "$examples/layer_norm_example" >>"$LOGS/demo.log" 2>&1; then add "layer norm example" "ok (demo.log)"; else add "layer norm example" "FAILED (demo.log)"; status=1; fi
+fi
+
+# Every example checks its own result: each runs once, its output in examples.log.
+if ! skip examples; then
+  for name in quick_start thrust_algorithms aos_file nested_records particle_lifecycle several_gpus foreign_memory; do
+    if [ ! -x "$examples/$name" ]; then add "example $name" "not built"; continue; fi
+    echo "=== $name" >>"$LOGS/examples.log"
+    bin="$(cd "$examples" && pwd)/$name"  # run from $LOGS: aos_file writes its file where it runs
+    if (cd "$LOGS" && timeout 300 "$bin") >>"$LOGS/examples.log" 2>&1; then add "example $name" "ok"
+    else add "example $name" "FAILED (examples.log)"; status=1; fi
+  done
+  # The Python example runs where strata's module is installed (its CUDA build, with PyTorch).
+  echo "=== torch_normalize" >>"$LOGS/examples.log"
+  timeout 300 python3 examples/torch_normalize/normalize.py >>"$LOGS/examples.log" 2>&1
+  case $? in
+    0) add "example torch_normalize" "ok" ;;
+    77) add "example torch_normalize" "not run: strata's Python module or PyTorch is missing (examples.log)" ;;
+    *) add "example torch_normalize" "FAILED (examples.log)"; status=1 ;;
+  esac
 fi
 
 extra=()

@@ -15,8 +15,10 @@ if command -v g++ >/dev/null; then
   has_header boost/hana.hpp || need+=(libboost1.81-dev)
   has_header gtest/gtest.h || need+=(libgtest-dev)
   has_header benchmark/benchmark.h || need+=(libbenchmark-dev)
+  has_header CLI/CLI.hpp || need+=(libcli11-dev)
+  has_header nlohmann/json.hpp || need+=(nlohmann-json3-dev)
 else
-  need+=(libboost1.81-dev libgtest-dev libbenchmark-dev)
+  need+=(libboost1.81-dev libgtest-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev)
 fi
 if ((${#need[@]})); then
   echo "install-deps: installing ${need[*]}"

@@ -10,6 +10,9 @@ cp "$build"/tests/*_test "$build"/tests/issue12_repro .carry/tests/
 cp "$build"/bench/strata_bench .carry/bench/
 cp "$build/src/strata" .carry/src/
 cp "$build/examples/particles" "$build/examples/layer_norm_example" "$build/examples/libstrata_norm.so" .carry/examples/
+for name in quick_start thrust_algorithms aos_file nested_records particle_lifecycle several_gpus foreign_memory; do
+  [ -x "$build/examples/$name" ] && cp "$build/examples/$name" .carry/examples/
+done
 [ -x "$build/bench/norm_sweep" ] && cp "$build/bench/norm_sweep" .carry/bench/
 [ -x "$build/bench/distributed_bench" ] && cp "$build/bench/distributed_bench" .carry/bench/
 for bin in .carry/tests/* .carry/bench/* .carry/src/* .carry/examples/*; do

@@ -1,17 +1,22 @@
 // The strata driver: `strata demo` runs the particle demo, `strata describe` prints the layouts
-// strata derives for the demo's records, `strata bench` runs the benchmarks (strata_bench).
-#include "particles/particles.hpp"
+// strata derives for the demo's records, `strata bench` runs the benchmarks (strata_bench, built
+// beside this program) with the arguments that follow. `strata --help` says the same.
+#include "particles/options.hpp"
 #if defined(STRATA_DEMO_DISTRIBUTED)
 #include "particles/distributed.hpp"
 #endif
 
+#include <CLI/CLI.hpp>
+
 #include <array>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <unistd.h>
-#include <cstring>
+#include <exception>
+#include <filesystem>
 #include <string>
+#include <system_error>
+#include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -41,42 +46,63 @@ void describe(const char* name) {
   });
 }
 
-int usage() {
-  std::printf("usage: strata demo %s | strata describe | strata bench [benchmark args]\n", strata_examples::demo_usage);
-  return 2;
+namespace fs = std::filesystem;
+
+/// strata_bench of this build (its bench/ folder beside src/), run with args in this process's place.
+/// Where it is not built, says the command that builds it.
+int run_bench(const char* argv0, const std::vector<std::string>& args) {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);  // also right when strata was found on PATH
+  if (ec) self = fs::absolute(argv0);
+  const fs::path build = self.parent_path().parent_path(), bench = build / "bench" / "strata_bench";
+  if (!fs::exists(bench)) {
+#if STRATA_BENCH_CONFIGURED
+    std::fprintf(stderr, "strata bench: the benchmarks are not built yet (no %s). Build them, then run strata bench again:\n"
+                 "  cmake --build %s --target strata_bench\n", bench.c_str(), build.c_str());
+#else
+    std::fprintf(stderr, "strata bench: this build was configured without the benchmarks. Configure and build them, then run "
+                 "strata bench again:\n  cmake -S %s -B %s -DSTRATA_BUILD_BENCH=ON && cmake --build %s --target strata_bench\n",
+                 STRATA_SOURCE_DIR, build.c_str(), build.c_str());
+#endif
+    return 1;
+  }
+  std::vector<char*> bench_argv{const_cast<char*>(bench.c_str())};
+  for (const auto& a : args) bench_argv.push_back(const_cast<char*>(a.c_str()));
+  bench_argv.push_back(nullptr);
+  execv(bench.c_str(), bench_argv.data());
+  std::perror(("strata bench: cannot run " + bench.string()).c_str());
+  return 1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string cmd = argc > 1 ? argv[1] : "demo";
-  if (cmd == "demo") {
-    strata_examples::demo_options o;
-    for (int i = 2; i < argc; i += 2)
-      if (i + 1 >= argc || !strata_examples::set_demo_option(o, argv[i], argv[i + 1])) return usage();
-    describe<strata_examples::particle>("particle");
-    std::puts("");
-    try {
-      return strata_examples::run_demo(o);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "strata demo: %s\n", e.what());
-      return 1;
-    }
-  }
-  if (cmd == "bench") {
-    // The benchmarks live in their own binary next to this one's build folder.
-    std::string self = argv[0], dir = self.substr(0, self.find_last_of('/') + 1);
-    std::string bench = dir + "../bench/strata_bench";
-    argv[1] = bench.data();
-    execv(bench.c_str(), argv + 1);
-    std::perror(("strata bench: cannot run " + bench).c_str());
-    return 1;
-  }
-  if (cmd == "describe") {
+  CLI::App app{"strata: structured GPU data. Runs the particle demo (the default), describes the layouts strata derives "
+               "for records, runs the benchmarks."};
+  app.require_subcommand(0, 1);
+  strata_examples::demo_options o;
+  CLI::App* demo = app.add_subcommand("demo", "the particle demo: the same steps in four layouts, their times, whether they agree");
+  strata_examples::add_demo_options(*demo, o);
+  CLI::App* describe_cmd = app.add_subcommand("describe", "the leaves, sizes and packets strata derives for the demo's records");
+  CLI::App* bench_cmd = app.add_subcommand("bench", "the benchmarks (strata_bench); what follows goes to it (strata bench --help lists "
+                                                "Google Benchmark's flags)");
+  bench_cmd->prefix_command();
+  bench_cmd->set_help_flag();  // --help after `bench` is strata_bench's
+  CLI11_PARSE(app, argc, argv);
+
+  if (*bench_cmd) return run_bench(argv[0], bench_cmd->remaining());
+  if (*describe_cmd) {
     describe<strata_examples::particle>("particle");
     describe<mixed>("mixed");
     describe<nested_particle>("nested_particle");
     return 0;
   }
-  return usage();
+  describe<strata_examples::particle>("particle");
+  std::puts("");
+  try {
+    return strata_examples::run_demo(o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "strata demo: %s\n", e.what());
+    return 1;
+  }
 }

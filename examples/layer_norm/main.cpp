@@ -1,17 +1,22 @@
 // layer_norm_example: normalizes the rows of a dense row-major array with strata's library call,
 // on strata's padded matrix and on dense rows the caller allocated, and checks both against a
 // plain host loop. bench/layer_norm_torch.py checks the same calls against PyTorch.
-//   layer_norm_example [ROWS COLS]
+//   layer_norm_example [ROWS COLS]   (--help says more)
 #include <strata/algorithm/normalize.hpp>
+
+#include <CLI/CLI.hpp>
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <random>
 #include <vector>
 
 int main(int argc, char** argv) {
-  const strata::index_t rows = argc > 2 ? std::atoll(argv[1]) : 1000, cols = argc > 2 ? std::atoll(argv[2]) : 5120;
+  strata::index_t rows = 1000, cols = 5120;
+  CLI::App app{"strata::layer_norm over the rows of a ROWS x COLS fp32 matrix, checked against a host loop."};
+  app.add_option("rows", rows, "rows")->capture_default_str()->check(CLI::Range(strata::index_t(1), strata::index_t(1) << 24));
+  app.add_option("cols", cols, "columns (the normalized length)")->capture_default_str()->check(CLI::Range(strata::index_t(1), strata::index_t(1) << 24));
+  CLI11_PARSE(app, argc, argv);
   std::mt19937 g(7);
   std::normal_distribution<float> d(0.5f, 2.0f);
   std::vector<float> x(static_cast<std::size_t>(rows * cols)), gamma(static_cast<std::size_t>(cols)), beta(static_cast<std::size_t>(cols));

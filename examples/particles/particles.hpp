@@ -37,25 +37,12 @@ struct particle {
 /// less often than they step (LAMMPS's default is every 1000 steps), and the steps right after a
 /// radix sort run slower in every layout (a state of the GPU, not of the data; the README's
 /// Examples section gives the measured figure), so frequent sorting would dominate the timed steps.
+/// What options.hpp reads from the command line; 0 picks the backend's default.
 struct demo_options {
   std::size_t n = 0;
-  int steps = 0, energy_every = 10, sort_every = 0;  // 0: steps / 2
+  int steps = 0, energy_every = 10, sort_every = 0;  // sort_every 0: steps / 2
   int gpus = 0;  // several ranks (distributed.hpp) when > 0
 };
-
-/// Sets option `key` (--n, --steps, --energy-every, --sort-every) from `value`; false if unknown.
-inline bool set_demo_option(demo_options& o, const char* key, const char* value) {
-  const std::string k = key;
-  if (k == "--n") o.n = std::strtoull(value, nullptr, 10);
-  else if (k == "--steps") o.steps = std::atoi(value);
-  else if (k == "--energy-every") o.energy_every = std::atoi(value);
-  else if (k == "--sort-every") o.sort_every = std::atoi(value);
-  else if (k == "--gpus") o.gpus = std::atoi(value);
-  else return false;
-  return true;
-}
-inline const char* demo_usage =
-    "[--n N] [--steps S] [--energy-every K] [--sort-every M (remove, inject, re-sort every M steps)] [--gpus G (G ranks, slabs along x)]";
 
 /// Symplectic Euler in the field a = -k x: v += -k x dt, then x += v dt.
 struct kick_drift {
@@ -283,7 +270,7 @@ inline int run_demo(demo_options o) {
     results.push_back(run_variant("SoA Thrust iterators", ops, o));
   }
   {
-    soa_packet_ops ops{{strata::soa_vector<particle>(input), thrust::device_vector<int>(o.n), f, k}};
+    soa_packet_ops ops{{strata::soa_vector<particle>(input), thrust::device_vector<int>(o.n), f, k}, {}};
     results.push_back(run_variant("SoA packets", ops, o));
   }
 
