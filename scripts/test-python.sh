@@ -37,5 +37,6 @@ rm -rf build/python-wheel
 wheel=$(echo build/python-wheel/strata_soa-*.whl)
 "$py" -m pip install -q --force-reinstall --no-deps "$wheel"
 "$py" -m pip install -q "$wheel[test]"
+"$py" examples/torch_normalize/normalize.py  # the example of the guide, against the installed wheel
 cd python/tests
 "$py" -m pytest -q .

@@ -35,7 +35,7 @@ namespace strata::detail {
 /// Waits until done() holds: spins for up to `spin` (half a millisecond by default), then returns
 /// false so the caller can block. A staging transfer hands the pool a chunk every few hundred
 /// microseconds; waking sleeping threads through a condition variable each time cost about 10% of
-/// a 1 GiB transfer on the H200 machine (16 cores), which spinning between chunks avoids.
+/// a 1 GiB transfer on an H200 host of 16 cores, which spinning between chunks avoids.
 template <class Done>
 bool spin_until(Done done, std::chrono::microseconds spin = std::chrono::microseconds(500)) {
   const auto limit = std::chrono::steady_clock::now() + spin;
@@ -204,7 +204,7 @@ constexpr index_t chunk_records() {
 /// Whether the host range [p, p + bytes) is page-locked (cudaMallocHost, strata's pinned memory,
 /// or pages the caller registered with cudaHostRegister) at both ends. Such records cross PCIe
 /// straight from where they are: the staging copy is what holds a pageable transfer below a
-/// pinned one (16 threads fill pinned memory at 52-81 GB/s on the H100 machine, and that rate
+/// pinned one (16 threads fill pinned memory at 52-81 GB/s on an H100 host, and that rate
 /// falls while the DMA engine reads host memory beside them), and registering a caller's pages
 /// for one transfer costs about three times the copy. A device pointer throws: its records are
 /// for aos_to_soa, not for a host transfer.

@@ -77,7 +77,7 @@ inline std::string to_string(DLDataType t) {
     default: base = "code" + std::to_string(int(t.code)) + "_"; break;
   }
   base += std::to_string(int(t.bits));
-  if (t.lanes != 1) base += "x" + std::to_string(int(t.lanes));
+  if (t.lanes != 1) base += "x", base += std::to_string(int(t.lanes));  // two appends: GCC 12 warns (-Wrestrict) on one
   return base;
 }
 
