@@ -66,7 +66,7 @@ index_t packet_body(index_t n, const V&... views) {
     return -1;
   } else {
     if (!(views.vector_aligned() && ...)) return -1;
-    if ((views.whole_packets() && ...)) return n;
+    if ((views.packets_fit() && ...)) return n;
     constexpr index_t w = index_t(layout::record_descriptor<Record>::packet_width);
     return n / w * w;
   }

@@ -199,16 +199,26 @@ class basic_view {
       return true;
     }
   }
-  /// The packets covering size() lie inside capacity(): a partial last packet may be read and
-  /// written whole (its lanes past size() are the view's own padding).
+  /// The 16-byte vectors of every column covering size() lie inside capacity() (column_quantum
+  /// records: 16 for a 1-byte leaf): kernels that read whole column vectors past a packet's records
+  /// (compaction's narrow columns, the transposes) may run over all of it.
   STRATA_HD bool whole_packets() const {
     const index_t w = index_t(layout::record_descriptor<record>::all_leaves_vectorizable
                                   ? layout::record_descriptor<record>::column_quantum
                                   : M::capacity_quantum);
     return (size_ + w - 1) / w * w <= capacity_;
   }
-  /// True when packets may cover the whole view: vector_aligned() and whole_packets().
+  /// True when whole column vectors may cover the whole view: vector_aligned() and whole_packets().
   STRATA_HD bool vector_ready() const { return vector_aligned() && whole_packets(); }
+  /// The packets (packet_width records, fewer than column_quantum for wide records with narrow
+  /// leaves) covering size() lie inside capacity(): a partial last packet may be read and written
+  /// whole, its lanes past size() being the view's own padding.
+  STRATA_HD bool packets_fit() const {
+    const index_t w = index_t(layout::record_descriptor<record>::packet_width);
+    return (size_ + w - 1) / w * w <= capacity_;
+  }
+  /// True when packets may cover the whole view: vector_aligned() and packets_fit().
+  STRATA_HD bool packet_ready() const { return vector_aligned() && packets_fit(); }
 
   /// Records [0, n) as a view of its own whose capacity is n: nothing past them is touched.
   STRATA_HD basic_view first(index_t n) const { return basic_view(cols_, n, n, where_); }
