@@ -275,14 +275,14 @@ F reduce(cuda::std::span<F> column, F init, Op op, stream_t stream = {}) {
   return reduce(cuda::std::span<const F>(column), init, op, stream);
 }
 
-/// map each record of a view, projection or container to A and fold with op; padding lanes never
-/// reach map. Packets when the view allows, records otherwise.
+/// map each record of a view (SoA, AoSoA, AoS), projection or container to A and fold with op;
+/// padding lanes never reach map. Packets when the view allows, records otherwise.
 template <class V, class Map, class A, class Op>
 A transform_reduce(const V& v_arg, Map map, A init, Op op, stream_t stream = {}) {
   auto v = detail::as_const_view(v_arg);
   detail::launch_scope scope("strata::transform_reduce", stream, {detail::described(v, "input")});
   using record = typename decltype(v)::value_type;
-  if constexpr (layout::record_descriptor<record>::all_leaves_vectorizable) {
+  if constexpr (detail::packets_apply<record, decltype(v)>) {
     const index_t body = detail::packet_body<record>(v.size(), v);
     if (body >= 0) return detail::reduce_to_host<A>(detail::packet_source_of(v, body, map), init, op, stream);
   }
@@ -305,7 +305,7 @@ void transform_reduce_async_from(const V& v_arg, Map map, A init, Op op, A* devi
   auto v = as_const_view(v_arg);
   launch_scope scope("strata::transform_reduce_async", stream, {described(v, "input")});
   using record = typename decltype(v)::value_type;
-  if constexpr (layout::record_descriptor<record>::all_leaves_vectorizable) {
+  if constexpr (packets_apply<record, decltype(v)>) {
     const index_t body = packet_body<record>(v.size(), v);
     if (body >= 0) return reduce_async<A>(packet_source_of(v, body, map), init, op, device_result, stream, r);
   }
