@@ -900,6 +900,41 @@ TEST(NormalizeErrors, SharedMemoryPlansStayWithinTheDevicesLimit) {
   EXPECT_NEAR(got[std::size_t((rows - 1) * y.view().pitch + cols - 1)], 1.0f, 1e-5f);
 }
 
+// The element type comes from the output: a matrix's mutable view() and mutable gamma / beta
+// spans are accepted as they are (they needed an explicit <float>), with the same result.
+TEST(Normalize, ElementTypeIsDeducedFromMutableViews) {
+  STRATA_SEED_TRACE();
+  const strata::index_t rows = 5, cols = 37;
+  strata::matrix<float> x(rows, cols), y(rows, cols), want(rows, cols), g(1, cols), b(1, cols);
+  std::mt19937_64 gen(strata_test::test_seed());
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  auto fill = [&](strata::matrix<float>& m) {
+    std::vector<float> h(std::size_t(m.view().rows * m.view().pitch));
+    for (auto& e : h) e = u(gen);
+    strata::copy_bytes(m.view().data, h.data(), h.size() * sizeof(float));
+  };
+  fill(x), fill(g), fill(b);
+  auto fetch_rows = [&](const strata::matrix<float>& m) {
+    std::vector<float> h(std::size_t(rows * cols));
+    for (strata::index_t r = 0; r < rows; ++r)
+      strata::copy_bytes(h.data() + r * cols, m.const_view().data + r * m.const_view().pitch, cols * sizeof(float));
+    return h;
+  };
+  cuda::std::span<float> gamma(g.view().data, std::size_t(cols)), beta(b.view().data, std::size_t(cols));
+  strata::layer_norm<float>(x.const_view(), want.view(), gamma, beta);
+  strata::layer_norm(x.view(), y.view(), gamma, beta);
+  strata::synchronize(strata::stream_t{});
+  EXPECT_EQ(fetch_rows(y), fetch_rows(want)) << "layer_norm";
+  strata::rms_norm<float>(x.const_view(), want.view(), gamma);
+  strata::rms_norm(x.view(), y.view(), gamma);
+  strata::synchronize(strata::stream_t{});
+  EXPECT_EQ(fetch_rows(y), fetch_rows(want)) << "rms_norm";
+  strata::rms_norm(x.view(), y.view(), {});
+  strata::rms_norm<float>(x.const_view(), want.view(), {});
+  strata::synchronize(strata::stream_t{});
+  EXPECT_EQ(fetch_rows(y), fetch_rows(want)) << "rms_norm without gamma";
+}
+
 TEST(NormalizeErrors, ShapesAndSizesAreChecked) {
   strata::matrix<float> x(4, 10), y(4, 11), g(1, 9);
   const cuda::std::span<const float> none;

@@ -20,12 +20,14 @@ class foreign_columns {
   static constexpr std::size_t guard = 64;  // bytes before each column (keeps it 16-byte aligned) and after its slack
   static constexpr unsigned char poison = 0xA5;
 
-  /// n records; each column holds n + slack elements, starting `shift` elements past a 16-byte
-  /// boundary (shift 1 makes the columns unfit for 16-byte access).
-  explicit foreign_columns(std::size_t n, std::size_t slack = 0, std::size_t shift = 0) : n_(n), slack_(slack), shift_(shift) {
+  /// n records; each column holds n + slack elements, starting `shift` elements (plus `offset`
+  /// bytes, a multiple of 16: an allocator's header, say) past a 16-byte boundary (shift 1 makes the
+  /// columns unfit for 16-byte access).
+  explicit foreign_columns(std::size_t n, std::size_t slack = 0, std::size_t shift = 0, std::size_t offset = 0)
+      : n_(n), slack_(slack), shift_(shift), offset_(offset) {
     strata::reflect::for_each_leaf<T>([&](auto l) {
       constexpr std::size_t L = decltype(l)::value;
-      const std::size_t bytes = guard + (shift + n + slack) * sizeof(leaf_t<L>) + guard;
+      const std::size_t bytes = guard + offset + (shift + n + slack) * sizeof(leaf_t<L>) + guard;
       bufs_.emplace_back(bytes, strata::memory_space::device);
       std::vector<unsigned char> p(bytes, poison);
       strata::copy_bytes(bufs_.back().data(), p.data(), bytes);
@@ -37,7 +39,7 @@ class foreign_columns {
   using leaf_t = strata::reflect::leaf_type_t<T, L>;
   template <std::size_t L>
   leaf_t<L>* column() const {
-    return reinterpret_cast<leaf_t<L>*>(bufs_[L].data() + guard) + shift_;
+    return reinterpret_cast<leaf_t<L>*>(bufs_[L].data() + guard + offset_) + shift_;
   }
 
   /// The view a caller would make: spans of n + slack elements, n records.
@@ -85,7 +87,7 @@ class foreign_columns {
       constexpr std::size_t L = decltype(l)::value;
       if (!out.empty()) return;
       const auto b = bytes_of(L);
-      const std::size_t begin = guard + shift_ * sizeof(leaf_t<L>), end = begin + n_ * sizeof(leaf_t<L>);
+      const std::size_t begin = guard + offset_ + shift_ * sizeof(leaf_t<L>), end = begin + n_ * sizeof(leaf_t<L>);
       for (std::size_t i = 0; i < b.size(); ++i)
         if ((i < begin || i >= end) && b[i] != sealed_[L][i]) {
           out = "column '" + std::string(strata::reflect::leaf_name<T, L>()) + "' byte " + std::to_string(i) +
@@ -97,7 +99,7 @@ class foreign_columns {
   }
 
  private:
-  std::size_t n_, slack_, shift_;
+  std::size_t n_, slack_, shift_, offset_;
   std::vector<unsigned char> bytes_of(std::size_t l) const {
     std::vector<unsigned char> b(bufs_[l].bytes());
     strata::copy_bytes(b.data(), bufs_[l].data(), b.size());

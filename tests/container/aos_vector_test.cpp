@@ -108,9 +108,25 @@ TEST(AosView, ProxyAndForeignChecks) {
   ref[3] = ref[1];
   EXPECT_EQ(first_difference<particle>(v.to_host(), ref), -1);
   using rec = strata::layout::aligned_record<particle>;
-  auto ok = strata::make_aos_view<particle>(cuda::std::span<rec>(v.data(), 8), 8);
+  // The count first, as make_soa_view takes it.
+  auto ok = strata::make_aos_view<particle>(8, cuda::std::span<rec>(v.data(), 8));
   EXPECT_EQ(ok.size(), 8);
-  EXPECT_THROW((void)strata::make_aos_view<particle>(cuda::std::span<rec>(v.data(), 4), 8), strata::size_error);
+  EXPECT_EQ(ok.data(), v.data());
+  EXPECT_THROW((void)strata::make_aos_view<particle>(8, cuda::std::span<rec>(v.data(), 4)), strata::size_error);
   rec* shifted = reinterpret_cast<rec*>(reinterpret_cast<char*>(v.data()) + 4);
-  EXPECT_THROW((void)strata::make_aos_view<particle>(cuda::std::span<rec>(shifted, 4), 4), strata::misaligned_pointer);
+  EXPECT_THROW((void)strata::make_aos_view<particle>(4, cuda::std::span<rec>(shifted, 4)), strata::misaligned_pointer);
+  auto read_only = strata::make_aos_view<const particle>(5, cuda::std::span<const rec>(v.data(), 8));
+  EXPECT_EQ(read_only.size(), 5);
+  EXPECT_TRUE(same_bits(particle(read_only[4]), ref[4]));
+  // The old order still compiles (deprecated: tests/compile_fail/make_aos_view_old_order.cpp shows the warning).
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+#endif
+  auto old_order = strata::make_aos_view<particle>(cuda::std::span<rec>(v.data(), 8), 6);
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+  EXPECT_EQ(old_order.size(), 6);
+  EXPECT_EQ(old_order.data(), v.data());
 }

@@ -195,8 +195,13 @@ TEST(AosoaAlgorithms, OtherBlockSizesAndHostMemory) {
   EXPECT_EQ(strata::convert(a16, a256), strata::path::vectorized);
   strata::synchronize(strata::stream_t{});
   expect_equal(a256, ref);
-  aosoa_vector<particle, 32, memory_space::host> h(ref);
+  // host_aosoa_vector / pinned_aosoa_vector name the host spaces as host_soa_vector does.
+  static_assert(std::is_same_v<strata::host_aosoa_vector<particle>, aosoa_vector<particle, 32, memory_space::host>>);
+  static_assert(std::is_same_v<strata::host_aosoa_vector<mixed, 64>, aosoa_vector<mixed, 64, memory_space::host>>);
+  static_assert(std::is_same_v<strata::pinned_aosoa_vector<particle>, aosoa_vector<particle, 32, memory_space::pinned>>);
+  strata::host_aosoa_vector<particle> h(ref);
   expect_equal(h, ref);
+  EXPECT_EQ(h.location().space, memory_space::host);
   aosoa_vector<particle> d(h.size());
   h.copy_to_async(d, strata::stream_t{});
   strata::synchronize(strata::stream_t{});

@@ -1,3 +1,5 @@
+#include <strata/container/aos_vector.hpp>
+#include <strata/container/aosoa_vector.hpp>
 #include <strata/container/soa_vector.hpp>
 
 #include "common/records.hpp"
@@ -79,3 +81,73 @@ TEST(SoaView, ForeignColumnsAreChecked) {
   EXPECT_NO_THROW((void)strata::make_soa_view<particle>(0, strata::alignment::vector, null_col, null_col, null_col,
                                                         null_col, null_col, null_col, null_col));
 }
+
+// get<> of a struct, array or vector member: reading gives the member, assigning writes every leaf
+// of it, on each layout (SoA and AoSoA through member_reference, AoS through a plain reference).
+template <class C>
+void members_read_and_write_whole() {
+  STRATA_SEED_TRACE();
+  auto ref = random_records<nested_particle>(40);
+  C v(ref);
+  auto view = v.view();
+  const vec3 vel{1.5f, -2.5f, 3.25f};
+  strata::get<&nested_particle::vel>(view[2]) = vel;
+  ref[2].vel = vel;
+  strata::get<&nested_particle::pos>(view[37]) = strata::get<&nested_particle::vel>(view[5]);  // proxy to proxy
+  ref[37].pos = ref[5].vel;
+  view[33].template get<&nested_particle::pos>() = view[34].template get<&nested_particle::pos>();
+  ref[33].pos = ref[34].pos;
+  const vec3 pos = strata::get<&nested_particle::pos>(view[9]);
+  EXPECT_TRUE(same_bits(pos, ref[9].pos));
+  EXPECT_EQ(first_difference<nested_particle>(v.to_host(), ref), -1) << describe_difference<nested_particle>(v.to_host(), ref);
+
+  // Arrays, vector types and members below the record's own fields.
+  auto cells = random_records<cell_record>(20);
+  typename C::template rebind<cell_record> cv(cells);
+  const std::array<double, 3> w{0.5, 1.5, -7.0};
+  const vec3_t vv{4.0f, 5.0f, 6.0f};
+  strata::get<&cell_record::w>(cv.view()[17]) = w;
+  strata::get<&cell_record::v>(cv.view()[17]) = vv;
+  strata::get<&cell_record::tag>(cv.view()[3]) = std::array<std::uint8_t, 2>{7, 9};
+  cells[17].w = w, cells[17].v = vv, cells[3].tag = {7, 9};
+  EXPECT_EQ(first_difference<cell_record>(cv.to_host(), cells), -1) << describe_difference<cell_record>(cv.to_host(), cells);
+
+  auto bigs = random_records<big_record>(18);
+  typename C::template rebind<big_record> bv(bigs);
+  const std::array<float, 4> f{1, 2, 3, 4};
+  strata::get<strata::member<&big_record::b, &inner_block::f>>(bv.view()[16]) = f;
+  strata::get<&big_record::a>(bv.view()[1]) = strata::get<&big_record::b>(bv.view()[0]);
+  bigs[16].b.f = f, bigs[1].a = bigs[0].b;
+  EXPECT_EQ(first_difference<big_record>(bv.to_host(), bigs), -1) << describe_difference<big_record>(bv.to_host(), bigs);
+}
+
+template <class T>
+struct host_soa_c : strata::host_soa_vector<T> {
+  using strata::host_soa_vector<T>::host_soa_vector;
+  template <class U>
+  using rebind = host_soa_c<U>;
+};
+template <class T>
+struct host_aosoa_c : strata::aosoa_vector<T, 16, strata::memory_space::host> {
+  using strata::aosoa_vector<T, 16, strata::memory_space::host>::aosoa_vector;
+  template <class U>
+  using rebind = host_aosoa_c<U>;
+};
+template <class T>
+struct host_aos_c : strata::host_aos_vector<T> {
+  using strata::host_aos_vector<T>::host_aos_vector;
+  template <class U>
+  using rebind = host_aos_c<U>;
+};
+
+TEST(SoaView, GetOfAStructMemberWritesEveryLeaf) { members_read_and_write_whole<host_soa_c<nested_particle>>(); }
+TEST(AosoaView, GetOfAStructMemberWritesEveryLeaf) { members_read_and_write_whole<host_aosoa_c<nested_particle>>(); }
+TEST(AosView, GetOfAStructMemberWritesEveryLeaf) { members_read_and_write_whole<host_aos_c<nested_particle>>(); }
+
+// Const views read only: leaves and whole members alike (tests/compile_fail/write_through_const_view.cpp
+// shows the message a write gets).
+static_assert(!std::is_assignable_v<decltype(strata::get<&particle::x>(std::declval<strata::soa_reference<const particle>>())), float>);
+static_assert(!std::is_assignable_v<decltype(strata::get<&nested_particle::pos>(std::declval<strata::aos_reference<const nested_particle>>())),
+                                    vec3>);
+static_assert(std::is_same_v<decltype(strata::get<&nested_particle::pos>(std::declval<strata::soa_reference<nested_particle>>()))::value_type,
+                             vec3>);

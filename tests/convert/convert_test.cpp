@@ -1,6 +1,7 @@
 // AoS <-> SoA conversion: random records, every size of the list, source and destination pointers
 // offset by 0, 4 and 8 bytes, results bit for bit equal to a plain loop, no byte outside the
 // destination touched.
+#include <strata/container/aosoa_vector.hpp>
 #include <strata/convert/convert.hpp>
 
 #include "common/foreign.hpp"
@@ -256,5 +257,32 @@ TEST(ConvertErrors, SizesAndPointersAreChecked) {
     strata::aos_to_soa(d.data(), 12, v.view());
   } catch (const strata::size_error& e) {
     EXPECT_NE(std::string(e.what()).find("got 10, expected 12"), std::string::npos) << e.what();
+  }
+}
+
+// A mutable view is a fine source (it converts to a const one), on every pair of layouts; and
+// convert_to builds a container from a view as from a container.
+TEST(Convert, MutableViewsAreSourcesAndConvertToTakesViews) {
+  STRATA_SEED_TRACE();
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(37), std::size_t(4099)}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    auto ref = random_records<nested_particle>(n);
+    strata::soa_vector<nested_particle> s(ref), s2(poisoned<nested_particle>(n));
+    strata::aos_vector<nested_particle> a(poisoned<nested_particle>(n));
+    strata::aosoa_vector<nested_particle> b(poisoned<nested_particle>(n));
+    strata::convert(s.view(), a);        // SoA view -> AoS
+    strata::convert(a.view(), b.view());  // AoS view -> AoSoA view
+    strata::convert(b.view(), s2);       // AoSoA view -> SoA
+    strata::synchronize(strata::stream_t{});
+    EXPECT_EQ(first_difference<nested_particle>(a.to_host(), ref), -1);
+    EXPECT_EQ(first_difference<nested_particle>(b.to_host(), ref), -1);
+    EXPECT_EQ(first_difference<nested_particle>(s2.to_host(), ref), -1);
+
+    auto from_view = strata::convert_to<strata::soa_vector<nested_particle>>(a.view());
+    auto from_const = strata::convert_to<strata::aos_vector<nested_particle>>(s.const_view());
+    auto from_aosoa = strata::convert_to<strata::soa_vector<nested_particle>>(b.view());
+    EXPECT_EQ(first_difference<nested_particle>(from_view.to_host(), ref), -1);
+    EXPECT_EQ(first_difference<nested_particle>(from_const.to_host(), ref), -1);
+    EXPECT_EQ(first_difference<nested_particle>(from_aosoa.to_host(), ref), -1);
   }
 }

@@ -19,6 +19,45 @@ static_assert(sr::field_index_v<particle, &particle::mass> == 6);
 static_assert(sr::field_index<particle, &mixed::x>() == sr::field_count<particle>);  // not a field of particle
 static_assert(sr::check_record<particle>() && sr::check_offsets<floats_then_vec4>());
 
+// Hana's struct macros take at most reflect::max_fields (54) fields; both spellings reach it (55
+// break inside the macro, before strata sees the type: see reflect.hpp).
+namespace {
+struct fields54 {
+  BOOST_HANA_DEFINE_STRUCT(fields54, (float, f0), (double, f1), (std::int32_t, f2), (std::uint8_t, f3),
+                           (float, f4), (double, f5), (std::int32_t, f6), (std::uint8_t, f7), (float, f8),
+                           (double, f9), (std::int32_t, f10), (std::uint8_t, f11), (float, f12), (double,
+                           f13), (std::int32_t, f14), (std::uint8_t, f15), (float, f16), (double, f17),
+                           (std::int32_t, f18), (std::uint8_t, f19), (float, f20), (double, f21),
+                           (std::int32_t, f22), (std::uint8_t, f23), (float, f24), (double, f25),
+                           (std::int32_t, f26), (std::uint8_t, f27), (float, f28), (double, f29),
+                           (std::int32_t, f30), (std::uint8_t, f31), (float, f32), (double, f33),
+                           (std::int32_t, f34), (std::uint8_t, f35), (float, f36), (double, f37),
+                           (std::int32_t, f38), (std::uint8_t, f39), (float, f40), (double, f41),
+                           (std::int32_t, f42), (std::uint8_t, f43), (float, f44), (double, f45),
+                           (std::int32_t, f46), (std::uint8_t, f47), (float, f48), (double, f49),
+                           (std::int32_t, f50), (std::uint8_t, f51), (float, f52), (double, f53));
+};
+struct adapted54 {
+  float f0; double f1; std::int32_t f2; std::uint8_t f3; float f4; double f5; std::int32_t f6; std::uint8_t
+  f7; float f8; double f9; std::int32_t f10; std::uint8_t f11; float f12; double f13; std::int32_t f14;
+  std::uint8_t f15; float f16; double f17; std::int32_t f18; std::uint8_t f19; float f20; double f21;
+  std::int32_t f22; std::uint8_t f23; float f24; double f25; std::int32_t f26; std::uint8_t f27; float f28;
+  double f29; std::int32_t f30; std::uint8_t f31; float f32; double f33; std::int32_t f34; std::uint8_t f35;
+  float f36; double f37; std::int32_t f38; std::uint8_t f39; float f40; double f41; std::int32_t f42;
+  std::uint8_t f43; float f44; double f45; std::int32_t f46; std::uint8_t f47; float f48; double f49;
+  std::int32_t f50; std::uint8_t f51; float f52; double f53;
+};
+}  // namespace
+BOOST_HANA_ADAPT_STRUCT(adapted54, f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, f12, f13, f14, f15, f16,
+                        f17, f18, f19, f20, f21, f22, f23, f24, f25, f26, f27, f28, f29, f30, f31, f32, f33,
+                        f34, f35, f36, f37, f38, f39, f40, f41, f42, f43, f44, f45, f46, f47, f48, f49, f50,
+                        f51, f52, f53);
+static_assert(sr::max_fields == 54);
+static_assert(sr::field_count<fields54> == sr::max_fields && sr::leaf_count<fields54> == sr::max_fields);
+static_assert(sr::field_count<adapted54> == sr::max_fields && sr::check_record<adapted54>());
+static_assert(sr::field_name<fields54, 53>() == "f53" && std::is_same_v<sr::field_type_t<fields54, 53>, double>);
+static_assert(sr::field_offset<adapted54, 53>() == offsetof(adapted54, f53));
+
 template <class T, std::size_t... I>
 void expect_offsets(std::index_sequence<I...>, std::initializer_list<std::size_t> want) {
   std::size_t got[] = {sr::field_offset<T, I>()...};

@@ -29,6 +29,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -634,15 +635,17 @@ path run_with(const plan& p, matrix_view<const T> x, matrix_view<T> y, cuda::std
 /// (a matrix's rows held by one group each write the last one whole, zeros in the padding it owns).
 /// Returns path::vectorized when y's rows lie like x's relative to 16-byte boundaries (whole units
 /// stored as vectors), path::scalar when they do not and y is written element by element.
+/// T comes from y alone: x, gamma and beta may be mutable views and spans (they convert to const).
 template <class T>
-path layer_norm(matrix_view<const T> x, matrix_view<T> y, cuda::std::span<const T> gamma, cuda::std::span<const T> beta,
-                float eps = 1e-5f, stream_t stream = {}) {
+path layer_norm(std::type_identity_t<matrix_view<const T>> x, matrix_view<T> y, std::type_identity_t<cuda::std::span<const T>> gamma,
+                std::type_identity_t<cuda::std::span<const T>> beta, float eps = 1e-5f, stream_t stream = {}) {
   return detail::norm::run<norm_kind::layer>("strata::layer_norm", x, y, gamma, beta, eps, stream, nullptr);
 }
 
 /// RMS normalization: y = x / sqrt(mean(x^2) + eps) * gamma (gamma may be empty: 1).
 template <class T>
-path rms_norm(matrix_view<const T> x, matrix_view<T> y, cuda::std::span<const T> gamma, float eps = 1e-6f, stream_t stream = {}) {
+path rms_norm(std::type_identity_t<matrix_view<const T>> x, matrix_view<T> y, std::type_identity_t<cuda::std::span<const T>> gamma,
+              float eps = 1e-6f, stream_t stream = {}) {
   return detail::norm::run<norm_kind::rms>("strata::rms_norm", x, y, gamma, cuda::std::span<const T>{}, eps, stream, nullptr);
 }
 

@@ -263,26 +263,28 @@ struct identity_map {
 }  // namespace detail
 
 /// op-fold of a column (a span over device memory in the CUDA backend) with init: op must be
-/// associative; elements are combined in a fixed order for a given device.
-template <class F, class Op>
-F reduce(cuda::std::span<const F> column, F init, Op op, stream_t stream = {}) {
+/// associative; elements are combined in a fixed order for a given device. The accumulator has
+/// init's type, as in CUB: reduce(floats, 0.0, plus) adds in double.
+template <class F, class A, class Op>
+A reduce(cuda::std::span<const F> column, A init, Op op, stream_t stream = {}) {
   detail::launch_scope scope("strata::reduce", stream, {detail::column_operand(column)});
-  return detail::reduce_to_host<F>(detail::column_source<F, detail::identity_map>{column.data(), index_t(column.size()), {}},
+  return detail::reduce_to_host<A>(detail::column_source<F, detail::identity_map>{column.data(), index_t(column.size()), {}},
                                    init, op, stream);
 }
-template <class F, class Op>
-F reduce(cuda::std::span<F> column, F init, Op op, stream_t stream = {}) {
+template <class F, class A, class Op>
+A reduce(cuda::std::span<F> column, A init, Op op, stream_t stream = {}) {
   return reduce(cuda::std::span<const F>(column), init, op, stream);
 }
 
-/// map each record of a view, projection or container to A and fold with op; padding lanes never
-/// reach map. Packets when the view allows, records otherwise.
+/// map each record of a view (SoA, AoSoA, AoS), projection or container to A (init's type: the
+/// accumulator's) and fold with op; padding lanes never reach map. Packets when the view allows,
+/// records otherwise.
 template <class V, class Map, class A, class Op>
 A transform_reduce(const V& v_arg, Map map, A init, Op op, stream_t stream = {}) {
   auto v = detail::as_const_view(v_arg);
   detail::launch_scope scope("strata::transform_reduce", stream, {detail::described(v, "input")});
   using record = typename decltype(v)::value_type;
-  if constexpr (layout::record_descriptor<record>::all_leaves_vectorizable) {
+  if constexpr (detail::packets_apply<record, decltype(v)>) {
     const index_t body = detail::packet_body<record>(v.size(), v);
     if (body >= 0) return detail::reduce_to_host<A>(detail::packet_source_of(v, body, map), init, op, stream);
   }
@@ -291,10 +293,10 @@ A transform_reduce(const V& v_arg, Map map, A init, Op op, stream_t stream = {})
 
 /// Stream-ordered form: the result lands in device memory (for benchmarks and pipelines).
 #if defined(STRATA_BACKEND_CUDA)
-template <class F, class Op>
-void reduce_async(cuda::std::span<const F> column, F init, Op op, F* device_result, stream_t stream = {}) {
+template <class F, class A, class Op>
+void reduce_async(cuda::std::span<const F> column, A init, Op op, A* device_result, stream_t stream = {}) {
   detail::launch_scope scope("strata::reduce_async", stream, {detail::column_operand(column)});
-  detail::reduce_async<F>(detail::column_source<F, detail::identity_map>{column.data(), index_t(column.size()), {}}, init,
+  detail::reduce_async<A>(detail::column_source<F, detail::identity_map>{column.data(), index_t(column.size()), {}}, init,
                           op, device_result, stream);
 }
 namespace detail {
@@ -306,7 +308,7 @@ void transform_reduce_async_from(const V& v_arg, Map map, A init, Op op, A* devi
   launch_scope scope("strata::transform_reduce_async", stream, {described(v, "input")});
   note_stream(v_arg, stream);
   using record = typename decltype(v)::value_type;
-  if constexpr (layout::record_descriptor<record>::all_leaves_vectorizable) {
+  if constexpr (packets_apply<record, decltype(v)>) {
     const index_t body = packet_body<record>(v.size(), v);
     if (body >= 0) return reduce_async<A>(packet_source_of(v, body, map), init, op, device_result, stream, r);
   }

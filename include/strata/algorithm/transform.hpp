@@ -1,11 +1,13 @@
-// strata::transform and strata::for_each over SoA views, projections and containers: whole packets
-// with 16-byte accesses per column when both sides allow it, record by record otherwise, through
+// strata::transform and strata::for_each over columnar views (SoA, AoSoA), projections, AoS views and
+// containers: whole packets with 16-byte accesses per column when both sides allow it, record by
+// record otherwise (an AoS record moves whole, as one or two 16-byte accesses), through
 // Thrust (CUB's tuned kernels on the CUDA backend, OpenMP threads on the host backend: the same
 // dispatch and the same packet code on both). The path taken is returned, so a caller (and the
 // tests) can see a fallback instead of guessing.
 #pragma once
 
 #include <strata/config.hpp>
+#include <strata/container/aos_view.hpp>
 #include <strata/container/soa_view.hpp>
 #include <strata/iterator/packet.hpp>
 #include <strata/iterator/projection.hpp>
@@ -32,10 +34,43 @@ auto as_view(V& v) {
   if constexpr (requires { v.view(); }) return v.view();
   else return v;
 }
+/// What an operation reads: a container's const view, a view made const (a mutable view converts
+/// to const, never the reverse), or anything else as it is (projections).
+template <class T, class M>
+basic_view<const std::remove_const_t<T>, M> as_const_view(const basic_view<T, M>& v) {
+  return v;
+}
+template <class T>
+aos_view<const std::remove_const_t<T>> as_const_view(const aos_view<T>& v) {
+  return v;
+}
 template <class V>
 auto as_const_view(const V& v) {
   if constexpr (requires { v.const_view(); }) return v.const_view();
   else return v;
+}
+
+/// Operands packets can run over: columnar views and projections. AoS views are read and written
+/// record by record, each record whole (layout::load_record / store_record).
+template <class V>
+concept packet_operand = requires(const V& v) {
+  { v.vector_aligned() } -> std::convertible_to<bool>;
+  { v.packets_fit() } -> std::convertible_to<bool>;
+};
+/// An AoS view whose records move as whole 16-byte accesses (padded records of 16 bytes or more).
+template <class V>
+inline constexpr bool whole_record_vectors = false;
+template <class T>
+inline constexpr bool whole_record_vectors<aos_view<T>> = layout::record_descriptor<std::remove_const_t<T>>::access_bytes == vector_bytes;
+/// Packets can run over all of these operands of Record.
+template <class Record, class... V>
+inline constexpr bool packets_apply = layout::record_descriptor<Record>::all_leaves_vectorizable && (packet_operand<V> && ...);
+
+/// The path an operation took: packets over its body, or every operand an AoS view moved in whole
+/// 16-byte accesses; otherwise record by record.
+template <class... V>
+path path_taken(index_t body) {
+  return body >= 0 || (whole_record_vectors<V> && ...) ? path::vectorized : path::scalar;
 }
 
 /// The Thrust execution policy for device work on a stream: CUDA without a synchronization at the
@@ -62,11 +97,11 @@ inline void after_launch(const char* what) {
 /// access at all.
 template <class Record, class... V>
 index_t packet_body(index_t n, const V&... views) {
-  if constexpr (!layout::record_descriptor<Record>::all_leaves_vectorizable) {
+  if constexpr (!packets_apply<Record, V...>) {
     return -1;
   } else {
     if (!(views.vector_aligned() && ...)) return -1;
-    if ((views.whole_packets() && ...)) return n;
+    if ((views.packets_fit() && ...)) return n;
     constexpr index_t w = index_t(layout::record_descriptor<Record>::packet_width);
     return n / w * w;
   }
@@ -168,10 +203,11 @@ struct per_record_update_scalar {
 };
 }  // namespace detail
 
-/// out[i] = f(in[i]) for every record; in and out are SoA views, projections or containers of the
-/// same size (in place is fine). Vectorized when both sides are 16-byte aligned and every leaf is
-/// 1, 2, 4, 8 or 16 bytes; otherwise record by record (the returned path says which). Records past
-/// size() are never written unless they are the view's own padding.
+/// out[i] = f(in[i]) for every record; in and out are views (SoA, AoSoA, AoS), projections or
+/// containers of the same size (in place is fine). Vectorized when both sides are columnar, 16-byte
+/// aligned and every leaf is 1, 2, 4, 8 or 16 bytes (packets), or both are AoS with records of 16
+/// bytes or more (each moved whole); otherwise record by record (the returned path says which).
+/// Records past size() are never written unless they are the view's own padding.
 template <class In, class Out, class F>
 path transform(const In& in_arg, Out&& out_arg, F f, stream_t stream = {}) {
   auto in = detail::as_const_view(in_arg);
@@ -182,10 +218,11 @@ path transform(const In& in_arg, Out&& out_arg, F f, stream_t stream = {}) {
   using record = typename decltype(in)::value_type;
   const index_t n = in.size();
   const index_t body = detail::packet_body<record>(n, in, out);
-  if (n == 0) return body >= 0 ? path::vectorized : path::scalar;
+  const path taken = detail::path_taken<decltype(in), decltype(out)>(body);
+  if (n == 0) return taken;
   const bool direct = n <= detail::direct_launch_limit;
   const auto policy = detail::policy(stream);
-  if constexpr (layout::record_descriptor<record>::all_leaves_vectorizable) {
+  if constexpr (detail::packets_apply<record, decltype(in), decltype(out)>) {
     if (body > 0) {
       auto pin = packets(detail::leading(in, body));
       auto pout = packets(detail::leading(out, body));
@@ -210,10 +247,11 @@ path transform(const In& in_arg, Out&& out_arg, F f, stream_t stream = {}) {
       detail::after_launch("strata::transform (records)");
     }
   }
-  return body >= 0 ? path::vectorized : path::scalar;
+  return taken;
 }
 
-/// f(record&) for every record, written back to the view's (or projection's) columns.
+/// f(record&) for every record, written back to the view's (or projection's) columns, or to the AoS
+/// view's records.
 template <class V, class F>
 path for_each(V&& v_arg, F f, stream_t stream = {}) {
   auto v = detail::as_view(v_arg);
@@ -222,10 +260,11 @@ path for_each(V&& v_arg, F f, stream_t stream = {}) {
   using record = typename decltype(v)::value_type;
   const index_t n = v.size();
   const index_t body = detail::packet_body<record>(n, v);
-  if (n == 0) return body >= 0 ? path::vectorized : path::scalar;
+  const path taken = detail::path_taken<decltype(v)>(body);
+  if (n == 0) return taken;
   const bool direct = n <= detail::direct_launch_limit;
   const auto policy = detail::policy(stream);
-  if constexpr (layout::record_descriptor<record>::all_leaves_vectorizable) {
+  if constexpr (detail::packets_apply<record, decltype(v)>) {
     if (body > 0) {
       auto pv = packets(detail::leading(v, body));
       if (direct) {
@@ -248,7 +287,7 @@ path for_each(V&& v_arg, F f, stream_t stream = {}) {
       detail::after_launch("strata::for_each (records)");
     }
   }
-  return body >= 0 ? path::vectorized : path::scalar;
+  return taken;
 }
 
 }  // namespace strata

@@ -109,17 +109,26 @@ class aos_view {
   memory_location where_{};
 };
 
-/// A view over foreign padded records: throws if the pointer is null with records, or not aligned
-/// to the padded record's alignment (which the 128-bit accesses need).
+/// A view over n foreign padded records (the order of make_soa_view: the count first): throws if
+/// the span is shorter than n, the pointer is null with records, or not aligned to the padded
+/// record's alignment (which the 128-bit accesses need).
 template <class T, class S>
   requires std::is_same_v<std::remove_const_t<S>, layout::aligned_record<std::remove_const_t<T>>>
-aos_view<T> make_aos_view(cuda::std::span<S> records, index_t n) {
+aos_view<T> make_aos_view(index_t n, cuda::std::span<S> records) {
   if (n < 0 || static_cast<index_t>(records.size()) < n)
     throw size_error("strata: make_aos_view: the span holds " + std::to_string(records.size()) + " records; the view needs " + std::to_string(n));
   if (records.data() == nullptr && n > 0) throw size_error("strata: make_aos_view: null pointer with " + std::to_string(n) + " records");
   constexpr std::size_t need = alignof(layout::aligned_record<std::remove_const_t<T>>);
   if (reinterpret_cast<std::uintptr_t>(records.data()) % need != 0) throw misaligned_pointer("make_aos_view: records", records.data(), need);
   return aos_view<T>(records.data(), n, detail::locate(records.data()));
+}
+/// The span-first order make_aos_view had; it still compiles, with a warning.
+template <class T, class S>
+  requires std::is_same_v<std::remove_const_t<S>, layout::aligned_record<std::remove_const_t<T>>>
+[[deprecated("strata: make_aos_view(records, n) is make_aos_view(n, records) now, the order of make_soa_view(n, alignment, "
+             "columns...): put the count first")]]
+aos_view<T> make_aos_view(cuda::std::span<S> records, index_t n) {
+  return make_aos_view<T>(n, records);
 }
 
 }  // namespace strata

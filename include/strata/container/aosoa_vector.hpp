@@ -66,6 +66,10 @@ struct aosoa_mapping {
 /// for_each, reduce, push_back/append/resize) over blocks of N records.
 template <class T, std::size_t N = detail::default_aosoa_block<T>, memory_space Space = memory_space::device>
 using aosoa_vector = basic_vector<T, aosoa_mapping<T, N>, Space>;
+template <class T, std::size_t N = detail::default_aosoa_block<T>>
+using host_aosoa_vector = aosoa_vector<T, N, memory_space::host>;
+template <class T, std::size_t N = detail::default_aosoa_block<T>>
+using pinned_aosoa_vector = aosoa_vector<T, N, memory_space::pinned>;
 template <class T, std::size_t N = detail::default_aosoa_block<std::remove_const_t<T>>>
 using aosoa_view = basic_view<T, aosoa_mapping<std::remove_const_t<T>, N>>;
 

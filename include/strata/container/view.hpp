@@ -22,10 +22,72 @@ namespace strata {
 
 template <class T, class M>
 class basic_view;
+template <class T, class M, auto Sel>
+class member_reference;
+
+/// Proxy for a struct, array or vector member of record i of a columnar view, which the view stores
+/// as the leaves [first, first + count) of the record (one column each): converts to the member
+/// (reads those leaves), and assignment writes every one of them. Members of a member are reached
+/// through the record: strata::get<strata::member<&body::vel, &vec3::x>>(ref).
+template <class T, class M, auto Sel>
+class member_reference {
+  using sel = reflect::selection<std::remove_const_t<T>, Sel>;
+  using member_type = std::remove_cvref_t<decltype(sel::path::get(std::declval<std::remove_const_t<T>&>()))>;
+  static_assert(!std::is_array_v<member_type>,
+                "strata: a C array member cannot be read or assigned whole (C arrays do not copy); declare it as "
+                "std::array or cuda::std::array, or name one element: strata::member<&record::member, 2>.");
+
+ public:
+  using record = std::remove_const_t<T>;
+  using value_type = member_type;
+  static constexpr std::size_t first_leaf = sel::first, leaf_count = sel::count;
+
+  STRATA_HD member_reference(const basic_view<T, M>& v, index_t i) : view_(v), i_(i) {}
+  member_reference(const member_reference&) = default;
+
+  STRATA_HD operator value_type() const { return get(); }
+  STRATA_HD value_type get() const {
+    record r{};
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+      ((reflect::leaf<sel::first + K>(r) = *view_.template leaf_ptr<sel::first + K>(i_)), ...);
+    }(std::make_index_sequence<sel::count>{});
+    return sel::path::get(r);
+  }
+
+  /// Writes every leaf of the member into its column. A reference from a const view refuses.
+  template <class V>
+    requires std::is_convertible_v<const V&, value_type>
+  STRATA_HD const member_reference& operator=(const V& value) const {
+    static_assert(!std::is_const_v<T>,
+                  "strata: this member reference comes from a const view (basic_view<const T, M>, a const "
+                  "container's const_view()), which reads only; write through a mutable view: container.view().");
+    if constexpr (!std::is_const_v<T>) {
+      record r{};
+      sel::path::get(r) = value_type(value);
+      [&]<std::size_t... K>(std::index_sequence<K...>) {
+        ((*view_.template leaf_ptr<sel::first + K>(i_) = reflect::leaf<sel::first + K>(r)), ...);
+      }(std::make_index_sequence<sel::count>{});
+    }
+    return *this;
+  }
+  // Assigning one proxy to another copies the member, as for a real reference.
+  STRATA_HD const member_reference& operator=(const member_reference& o) const { return *this = o.get(); }
+  template <class U, class N, auto S>
+    requires std::is_same_v<typename member_reference<U, N, S>::value_type, value_type>
+  STRATA_HD const member_reference& operator=(const member_reference<U, N, S>& o) const {
+    return *this = o.get();
+  }
+
+ private:
+  basic_view<T, M> view_;
+  index_t i_;
+};
+
 
 /// Proxy for record i of a columnar view: converts to the record (reads every column), assigns from one
 /// (writes every column), and reaches single leaves with get<&T::x>(), get<strata::member<...>>() or
-/// get<L>() (L a leaf index).
+/// get<L>() (L a leaf index), and whole struct, array or vector members with get<&T::pos>() (a
+/// member_reference: `get<&body::vel>(ref) = v` writes every leaf of vel).
 template <class T, class M>
 class basic_reference {
  public:
@@ -63,7 +125,8 @@ class basic_reference {
     return *view_.template leaf_ptr<L>(i_);
   }
   /// A selector naming one leaf gives a reference to it in its column; one naming a struct, array
-  /// or vector member gives that member's value (read from its leaves' columns only).
+  /// or vector member gives a member_reference: it reads the member from its leaves' columns, and
+  /// assigning to it writes every one of them.
   template <auto Sel>
     requires selector<Sel>
   STRATA_HD decltype(auto) get() const {
@@ -71,11 +134,7 @@ class basic_reference {
     if constexpr (sel::names_leaf) {
       return (*view_.template leaf_ptr<sel::first>(i_));
     } else {
-      record r{};
-      [&]<std::size_t... K>(std::index_sequence<K...>) {
-        ((reflect::leaf<sel::first + K>(r) = *view_.template leaf_ptr<sel::first + K>(i_)), ...);
-      }(std::make_index_sequence<sel::count>{});
-      return std::remove_cvref_t<decltype(sel::path::get(r))>(sel::path::get(r));
+      return member_reference<T, M, Sel>(view_, i_);
     }
   }
 
@@ -199,16 +258,26 @@ class basic_view {
       return true;
     }
   }
-  /// The packets covering size() lie inside capacity(): a partial last packet may be read and
-  /// written whole (its lanes past size() are the view's own padding).
+  /// The 16-byte vectors of every column covering size() lie inside capacity() (column_quantum
+  /// records: 16 for a 1-byte leaf): kernels that read whole column vectors past a packet's records
+  /// (compaction's narrow columns, the transposes) may run over all of it.
   STRATA_HD bool whole_packets() const {
     const index_t w = index_t(layout::record_descriptor<record>::all_leaves_vectorizable
                                   ? layout::record_descriptor<record>::column_quantum
                                   : M::capacity_quantum);
     return (size_ + w - 1) / w * w <= capacity_;
   }
-  /// True when packets may cover the whole view: vector_aligned() and whole_packets().
+  /// True when whole column vectors may cover the whole view: vector_aligned() and whole_packets().
   STRATA_HD bool vector_ready() const { return vector_aligned() && whole_packets(); }
+  /// The packets (packet_width records, fewer than column_quantum for wide records with narrow
+  /// leaves) covering size() lie inside capacity(): a partial last packet may be read and written
+  /// whole, its lanes past size() being the view's own padding.
+  STRATA_HD bool packets_fit() const {
+    const index_t w = index_t(layout::record_descriptor<record>::packet_width);
+    return (size_ + w - 1) / w * w <= capacity_;
+  }
+  /// True when packets may cover the whole view: vector_aligned() and packets_fit().
+  STRATA_HD bool packet_ready() const { return vector_aligned() && packets_fit(); }
 
   /// Records [0, n) as a view of its own whose capacity is n: nothing past them is touched.
   STRATA_HD basic_view first(index_t n) const { return basic_view(cols_, n, n, where_); }

@@ -104,10 +104,20 @@ path convert(const Src& src_arg, Dst&& dst_arg, stream_t stream = {}) {
   }
 }
 
-/// A new container of type Dst holding src's records in Dst's layout, on src's device (synchronous).
+namespace detail {
+/// The GPU a container or a view's memory is on (-1: none, the current one serves).
+template <class Src>
+int device_of(const Src& src) {
+  if constexpr (requires { src.device(); }) return src.device();
+  else return src.location().space == memory_space::device ? src.location().device : -1;
+}
+}  // namespace detail
+
+/// A new container of type Dst holding src's records (a container or a view) in Dst's layout, on
+/// src's device (synchronous).
 template <class Dst, class Src>
 Dst convert_to(const Src& src) {
-  detail::device_guard on(src.device());
+  detail::device_guard on(detail::device_of(src));
   Dst out(src.size());
   convert(src, out);
   synchronize(stream_t{});

@@ -2,7 +2,8 @@
 // vector per column (two or more for columns wider than the narrowest). Packet iterators make a
 // Thrust algorithm issue LDG.E.128 / STG.E.128; per_record() lifts a per-record functor to packets.
 // Packets cover whole packets only: a view whose last packet would reach past its capacity (a
-// foreign view of 50 records, say) is refused; strata's algorithms run its last records one by one.
+// foreign view of 50 records of 4-record packets, say) is refused; strata's algorithms run its whole
+// packets and then its last records one by one.
 #pragma once
 
 #include <strata/config.hpp>
@@ -129,7 +130,7 @@ class basic_packet_view {
   explicit basic_packet_view(const basic_view<T, M>& v) : view_(v) {
     static_assert(layout::require_vectorizable_leaves<record>());
     static_assert(layout::packet_aligned_blocks<M>(), "strata: packets need blocks of whole, 16-byte aligned packets");
-    if (v.vector_ready()) return;
+    if (v.packet_ready()) return;
     std::string names[] = {std::string(reflect::leaf_name<record, I>())...};
     const std::size_t cols[] = {I...};
     for (std::size_t k = 0; k < sizeof...(I); ++k)

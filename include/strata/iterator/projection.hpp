@@ -82,6 +82,8 @@ class basic_projection {
   STRATA_HD bool vector_aligned() const { return view_.vector_aligned(); }
   STRATA_HD bool whole_packets() const { return view_.whole_packets(); }
   STRATA_HD bool vector_ready() const { return view_.vector_ready(); }
+  STRATA_HD bool packets_fit() const { return view_.packets_fit(); }
+  STRATA_HD bool packet_ready() const { return view_.packet_ready(); }
   STRATA_HD basic_projection first(index_t n) const { return basic_projection(view_.first(n)); }
 
  private:

@@ -23,7 +23,8 @@
 
 namespace strata::reflect {
 
-/// Records have at most this many leaves (columns).
+/// Records have at most this many leaves (columns); one struct lists at most max_fields (54) of
+/// them directly (Hana's limit, see reflect.hpp), nested structs and arrays the rest.
 inline constexpr std::size_t max_leaves = 128;
 
 // ---- arrays and vector types ---------------------------------------------------------------------
@@ -468,7 +469,8 @@ template <class T>
 constexpr bool check_record() {
   static_assert(reflected<T>,
                 "strata: this type is not reflected. Declare its fields with BOOST_HANA_DEFINE_STRUCT(T, (type, "
-                "name), ...) or adapt an existing struct with BOOST_HANA_ADAPT_STRUCT(T, name, ...).");
+                "name), ...) or adapt an existing struct with BOOST_HANA_ADAPT_STRUCT(T, name, ...); either takes at "
+                "most 54 fields (strata::reflect::max_fields): group more into nested structs or arrays.");
   if constexpr (reflected<T>) {
     static_assert(detail::copies_as_bytes<T>(),
                   "strata: records are copied as bytes between host and device and between layouts, so the type must "

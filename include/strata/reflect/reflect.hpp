@@ -2,6 +2,12 @@
 // names, member pointers and byte offsets. Hana runs only at compile time; device code uses member
 // pointers. Offsets are read off the members themselves, so fields adapted in any order are placed
 // where the compiler put them.
+//
+// One struct holds at most max_fields (54) fields: BOOST_HANA_DEFINE_STRUCT and
+// BOOST_HANA_ADAPT_STRUCT count their arguments, the struct's name included, up to 55 (Boost 1.81),
+// and past that the macro expands to nonsense before strata sees the type (errors such as "pasting
+// BOOST_HANA_DEFINE_STRUCT_IMPL_ and ( does not give a valid preprocessing token"). A record may
+// still have up to max_leaves columns: group fields into nested reflected structs or arrays.
 #pragma once
 
 #include <strata/config.hpp>
@@ -9,6 +15,7 @@
 #include <boost/hana/accessors.hpp>
 #include <boost/hana/at.hpp>
 #include <boost/hana/define_struct.hpp>
+#include <boost/hana/detail/preprocessor.hpp>
 #include <boost/hana/adapt_struct.hpp>
 #include <boost/hana/first.hpp>
 #include <boost/hana/length.hpp>
@@ -30,6 +37,15 @@
 #include <utility>
 
 namespace strata::reflect {
+
+/// The most fields one BOOST_HANA_DEFINE_STRUCT or BOOST_HANA_ADAPT_STRUCT can list (Hana's
+/// argument counter stops at 55 arguments, the struct's name being one).
+inline constexpr std::size_t max_fields = 54;
+// The counter's last value; should a Boost release raise it, max_fields may rise with it.
+static_assert(BOOST_HANA_PP_NARG(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+                                 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54,
+                                 55) == max_fields + 1,
+              "strata: Boost.Hana's struct macros take max_fields fields and the name");
 
 /// True for a struct declared with BOOST_HANA_DEFINE_STRUCT or adapted with BOOST_HANA_ADAPT_STRUCT.
 template <class T>
