@@ -380,7 +380,7 @@ void sort_by_key_with(soa_vector<T>& c, cuda::std::span<K> keys, stream_t stream
   auto sort_with = [&]<class I>() {
     scratch_block idx(sizeof(I) * std::size_t(n) * 2, stream);
     I* a = idx.as<I>();
-    I* b = a + n;
+    [[maybe_unused]] I* b = a + n;  // the values' second buffer (CUDA)
     run_each(iota_fn<I>{a}, n, stream, "strata::sort_by_key (indices)");
 #if defined(STRATA_BACKEND_CUDA)
     scratch_block alt(sizeof(K) * std::size_t(n), stream);
