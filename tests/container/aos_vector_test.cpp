@@ -1,4 +1,5 @@
 #include <strata/container/aos_vector.hpp>
+#include <strata/iterator/packet.hpp>
 
 #include "common/records.hpp"
 #include "common/testing.hpp"
@@ -129,4 +130,95 @@ TEST(AosView, ProxyAndForeignChecks) {
 #endif
   EXPECT_EQ(old_order.size(), 6);
   EXPECT_EQ(old_order.data(), v.data());
+}
+
+// An aos_view over shared memory (a block's staging tile): its records move whole through 16-byte
+// accesses of the right address space, and so do packets of an SoA view there. The global-memory
+// views on either side keep their global accesses. On the host backend the tile is an ordinary
+// array and the same code runs block by block.
+namespace {
+constexpr int tile_records = 64;
+template <class T>
+STRATA_HD void reverse_through_tile(strata::aos_view<const T> in, strata::layout::aligned_record<T>* tile, int i) {
+  strata::aos_view<T> staged(tile, tile_records);
+  staged[i] = in[i];
+}
+template <class T>
+STRATA_HD void read_back(strata::aos_view<T> out, strata::layout::aligned_record<T>* tile, int i) {
+  strata::aos_view<const T> staged(tile, tile_records);
+  out[i] = staged[tile_records - 1 - i];
+}
+/// Packet p of an SoA view (all leaves).
+template <class T, std::size_t... L>
+STRATA_HD auto packet_ref(strata::soa_view<T> view, int p, std::index_sequence<L...>) {
+  return strata::packet_reference<T, strata::soa_mapping<T>, L...>(view, p);
+}
+template <class T>
+constexpr int tile_packets = tile_records / strata::packet<T>::width;
+template <class T>
+using all_leaves = std::make_index_sequence<strata::reflect::leaf_count<T>>;
+#if defined(STRATA_BACKEND_CUDA)
+template <class T>
+__global__ void shared_tile_kernel(strata::aos_view<const T> in, strata::aos_view<T> out) {
+  __shared__ strata::layout::aligned_record<T> tile[tile_records];
+  reverse_through_tile<T>(in, tile, int(threadIdx.x));
+  __syncthreads();
+  read_back<T>(out, tile, int(threadIdx.x));
+}
+/// The records staged in a shared SoA tile, each packet moved one packet on (a rotation by the
+/// packet width), and copied out.
+template <class T>
+__global__ void shared_packets_kernel(strata::soa_view<const T> in, strata::soa_view<T> out) {
+  constexpr std::size_t leaves = strata::reflect::leaf_count<T>;
+  constexpr std::size_t bytes = std::size_t(tile_records) * strata::layout::record_descriptor<T>::widest_leaf;
+  __shared__ alignas(16) std::byte cols[leaves][bytes];
+  cuda::std::array<std::byte*, leaves> c{};
+  for (std::size_t l = 0; l < leaves; ++l) c[l] = cols[l];
+  strata::soa_view<T> tile(c, tile_records, tile_records);
+  const int i = int(threadIdx.x);
+  tile[i] = in[i];
+  __syncthreads();
+  strata::packet<T> pk{};
+  if (i < tile_packets<T>) pk = packet_ref(tile, i, all_leaves<T>{}).get();
+  __syncthreads();
+  if (i < tile_packets<T>) packet_ref(tile, (i + 1) % tile_packets<T>, all_leaves<T>{}) = pk;
+  __syncthreads();
+  out[i] = tile[i];
+}
+#endif
+
+template <class T>
+void expect_shared_tiles() {
+  SCOPED_TRACE(strata::detail::type_name<T>());
+  auto ref = random_records<T>(tile_records);
+  strata::aos_vector<T> in(ref), out(poisoned<T>(tile_records));
+  strata::soa_vector<T> sin(ref), sout(poisoned<T>(tile_records));
+#if defined(STRATA_BACKEND_CUDA)
+  shared_tile_kernel<T><<<1, tile_records>>>(in.const_view(), out.view());
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  shared_packets_kernel<T><<<1, tile_records>>>(sin.const_view(), sout.view());
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+#else
+  std::vector<strata::layout::aligned_record<T>> tile(tile_records);
+  for (int i = 0; i < tile_records; ++i) reverse_through_tile<T>(in.const_view(), tile.data(), i);
+  for (int i = 0; i < tile_records; ++i) read_back<T>(out.view(), tile.data(), i);
+  // Every packet is read before any is written, as the device's threads do between barriers.
+  auto v = sout.view();
+  for (int i = 0; i < tile_records; ++i) v[i] = sin.const_view()[i];
+  std::vector<strata::packet<T>> held(tile_packets<T>);
+  for (int p = 0; p < tile_packets<T>; ++p) held[p] = packet_ref(v, p, all_leaves<T>{}).get();
+  for (int p = 0; p < tile_packets<T>; ++p) packet_ref(v, (p + 1) % tile_packets<T>, all_leaves<T>{}) = held[p];
+#endif
+  std::vector<T> reversed(ref.rbegin(), ref.rend()), rotated(ref.size());
+  for (int i = 0; i < tile_records; ++i) rotated[(i + strata::packet<T>::width) % tile_records] = ref[i];
+  EXPECT_EQ(first_difference<T>(out.to_host(), reversed), -1) << "aos_view: " << describe_difference<T>(out.to_host(), reversed);
+  EXPECT_EQ(first_difference<T>(sout.to_host(), rotated), -1) << "packets: " << describe_difference<T>(sout.to_host(), rotated);
+}
+}  // namespace
+
+TEST(AosView, WorksInSharedMemory) {
+  expect_shared_tiles<particle>();
+  expect_shared_tiles<big_record>();
+  expect_shared_tiles<three_bytes>();
 }

@@ -42,7 +42,7 @@ struct aosoa_mapping {
   /// does not depend on the capacity.
   static constexpr std::size_t column_offset(std::size_t /*capacity*/, std::size_t l) {
     std::size_t off = 0;
-    for (std::size_t j = 0; j < l; ++j) off = align_up(off + N * leaf_sizes[j], vector_bytes);
+    for (std::size_t j = 0; j < l; ++j) off = align_up(off + N * layout::table_at<leaf_sizes>(j), vector_bytes);
     return off;
   }
   static constexpr std::size_t block_bytes = column_offset(0, leaves);
@@ -51,7 +51,7 @@ struct aosoa_mapping {
   static constexpr std::size_t round_capacity(std::size_t n) { return align_up(n, N); }
   static constexpr std::size_t bytes(std::size_t capacity) { return capacity / N * block_bytes; }
   static constexpr std::size_t leaf_offset(std::size_t /*capacity*/, std::size_t i, std::size_t l) {
-    return i / N * block_bytes + column_offset(0, l) + i % N * leaf_sizes[l];
+    return i / N * block_bytes + column_offset(0, l) + i % N * layout::table_at<leaf_sizes>(l);
   }
   static constexpr bool check(std::size_t capacity) {
     if (capacity % N != 0) return false;

@@ -33,7 +33,9 @@ struct aos_mapping {
   }();
   static constexpr std::size_t round_capacity(std::size_t n) { return n; }
   static constexpr std::size_t bytes(std::size_t capacity) { return capacity * stride; }
-  static constexpr std::size_t leaf_offset(std::size_t /*capacity*/, std::size_t i, std::size_t leaf) { return i * stride + offsets[leaf]; }
+  static constexpr std::size_t leaf_offset(std::size_t /*capacity*/, std::size_t i, std::size_t leaf) {
+    return i * stride + layout::table_at<offsets>(leaf);
+  }
 };
 
 }  // namespace strata

@@ -18,8 +18,32 @@
 
 #include <concepts>
 #include <cstddef>
+#include <type_traits>
 
 namespace strata::layout {
+
+#if defined(__CUDACC__)
+namespace detail {
+/// A device-memory copy of a constexpr table, constant-initialized (no code runs to fill it).
+template <const auto& Table>
+__device__ const std::remove_cvref_t<decltype(Table)> device_table = Table;
+}  // namespace detail
+#endif
+
+/// Element i of a constexpr table (a mapping's leaf sizes or offsets), in host or device code.
+/// Device code may read a host variable (a static constexpr member is one) only inside constant
+/// expressions: indexed at run time in a kernel it compiles to a trap. There the table's copy in
+/// device memory is read instead.
+template <const auto& Table>
+STRATA_HD constexpr std::size_t table_at(std::size_t i) {
+#if defined(__CUDA_ARCH__)
+  if (!std::is_constant_evaluated()) return detail::device_table<Table>[i];
+  constexpr auto local = Table;  // constant evaluation reads the table itself
+  return local[i];
+#else
+  return Table[i];
+#endif
+}
 
 template <class M>
 concept mapping = requires(std::size_t n) {

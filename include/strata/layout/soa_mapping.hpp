@@ -30,7 +30,7 @@ struct soa_mapping {
   /// Byte offset of column i (i == leaves gives the total size) for a given capacity.
   static constexpr std::size_t column_offset(std::size_t capacity, std::size_t i) {
     std::size_t off = 0;
-    for (std::size_t j = 0; j < i; ++j) off = align_up(off + capacity * leaf_sizes[j], column_alignment);
+    for (std::size_t j = 0; j < i; ++j) off = align_up(off + capacity * layout::table_at<leaf_sizes>(j), column_alignment);
     return off;
   }
   static constexpr std::size_t bytes(std::size_t capacity) { return column_offset(capacity, leaves); }
@@ -38,7 +38,7 @@ struct soa_mapping {
   static constexpr std::size_t block = 0;
   static constexpr std::size_t block_bytes = 0;
   static constexpr std::size_t leaf_offset(std::size_t capacity, std::size_t i, std::size_t leaf) {
-    return column_offset(capacity, leaf) + i * leaf_sizes[leaf];
+    return column_offset(capacity, leaf) + i * layout::table_at<leaf_sizes>(leaf);
   }
 
   /// The facts the 128-bit iterators rely on, for one capacity: columns start on 256-byte

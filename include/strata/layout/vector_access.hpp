@@ -1,5 +1,6 @@
-// Loads and stores of 1 to 16 bytes as one instruction (LDG.E.128 / STG.E.128 for 16), and whole
-// padded records moved as one or two such accesses.
+// Loads and stores of 1 to 16 bytes as one instruction (LDG.E.128 / STG.E.128 for 16 bytes of
+// global memory, a generic 16-byte access elsewhere), and whole padded records moved as one or two
+// such accesses.
 #pragma once
 
 #include <strata/config.hpp>
@@ -33,20 +34,26 @@ using word_t = std::conditional_t<
                        std::conditional_t<Bytes == 4, std::uint32_t,
                                           std::conditional_t<Bytes == 2, std::uint16_t, std::uint8_t>>>>;
 
-/// One access of Bytes bytes to global (device) or host memory; p must be aligned to Bytes.
-/// On the device, 16-byte accesses are written as ld/st.global.v4 in PTX: a plain uint4 assignment
-/// may be split into four 32-bit stores by the compiler (seen in the SASS check), and the __ldca /
-/// __stwb intrinsics come out as LDG/STG.E.128.STRONG.SM (ordered accesses) in SASS.
+/// One access of Bytes bytes to memory of any space (global, shared, local, host); p must be
+/// aligned to Bytes. On the device, 16-byte accesses to global memory are written as
+/// ld/st.global.v4 in PTX: a plain uint4 assignment may be split into four 32-bit stores by the
+/// compiler (seen in the SASS check), and the __ldca / __stwb intrinsics come out as
+/// LDG/STG.E.128.STRONG.SM (ordered accesses) in SASS. A global instruction given a shared-memory
+/// address reads the wrong memory, so the address space is tested first (__isGlobal, one predicate
+/// where the compiler cannot prove it) and any other address takes a generic ld/st.v4.
 template <std::size_t Bytes>
 STRATA_HD inline word_t<Bytes> load(const void* p) {
   static_assert(layout::vector_size_ok(Bytes), "strata: vector accesses are 1, 2, 4, 8 or 16 bytes");
 #if defined(__CUDA_ARCH__)
   if constexpr (Bytes == 16) {
     uint4 r;
-    asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-                 : "l"(p)
-                 : "memory");
+    if (__isGlobal(p))
+      asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                   : "l"(p)
+                   : "memory");
+    else
+      asm volatile("ld.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(p) : "memory");
     return r;
   } else {
     return *static_cast<const word_t<Bytes>*>(p);
@@ -61,9 +68,14 @@ STRATA_HD inline word_t<Bytes> load(const void* p) {
 template <std::size_t Bytes>
 STRATA_HD inline void store(void* p, const word_t<Bytes>& w) {
 #if defined(__CUDA_ARCH__)
-  if constexpr (Bytes == 16)
-    asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w) : "memory");
-  else *static_cast<word_t<Bytes>*>(p) = w;
+  if constexpr (Bytes == 16) {
+    if (__isGlobal(p))
+      asm volatile("st.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w) : "memory");
+    else
+      asm volatile("st.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w.x), "r"(w.y), "r"(w.z), "r"(w.w) : "memory");
+  } else {
+    *static_cast<word_t<Bytes>*>(p) = w;
+  }
 #else
   std::memcpy(p, &w, Bytes);
 #endif
