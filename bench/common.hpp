@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Benchmark support: device timers (CUDA events, or a steady clock on the host backend), buffers,
 // and registration that names each run workload/variant/n with the bytes it must move.
 #pragma once

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Compares two builds' benchmark rows from one session: the same rows of a BEFORE and an AFTER
 binary, run alternately on one machine (Google Benchmark --benchmark_out files, one per run).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AoS <-> SoA conversion on 2^26 records (the 28-byte particle, the 24-byte mixed record and the
 // nested particle, whose vec3 members open into leaves) and 2^24 records of a 104-byte record of
 // 19 leaves of four sizes: strata's tiled transpose against the one-thread-per-record peer; and a

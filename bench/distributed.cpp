@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Benchmarks of the distributed layer, one process driving every GPU of the machine (NCCL):
 //   migrate      N particles per GPU, about 10% (and 2%) of every rank's records leaving for the next
 //                rank per call (ranks are intervals of a key shifted a little each call), against NCCL

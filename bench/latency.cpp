@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small steps back to back, as a time-stepping loop issues them: 200 calls queued without a
 // synchronization in between, timed with CUDA events around the batch (per-call device time; no
 // L2 flush, as a loop over a small state keeps it in L2), and the host's time to issue one call

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer norm (strata::layer_norm), rows x hidden, fp32 / bf16 / fp16: bytes = input read once +
 // output written once. PyTorch's eager and compiled layer_norm are timed by
 // bench/layer_norm_torch.py in the same gpu-check run and merged into the same results file; the

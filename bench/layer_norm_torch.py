@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """strata's layer and RMS normalization against PyTorch on the GPU machine.
 
 1. Correctness: strata (examples' libstrata_norm through ctypes) normalizes PyTorch tensors in place

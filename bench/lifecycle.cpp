@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Particle lifecycle on 2^26 particles (7 fp32 leaves), each timed run starting from the same state
 // (restored untimed before it, then L2 emptied):
 // - sort_by_key: uniformly random 18-bit cell keys; strata::sort_by_key against thrust::sort_by_key

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Benchmark driver: records the GPU, CUDA version and backend in the JSON context, then runs.
 #include "common.hpp"
 

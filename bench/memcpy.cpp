@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The yardstick: a device-to-device copy of 1 GiB, counted as bytes read plus bytes written.
 #include "common.hpp"
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The normalization sweep's table and plot, generated from norm_sweep's JSON (and PyTorch's rows).
 
   norm_report.py SWEEP.json --out PREFIX [--torch torch.json] [--before OLD.json] [--header TEXT] [--png]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The normalization sweep: layer norm and RMS norm at every hidden size of the sweep (multiples of
 // 256 up to 16384 and the odd and long ones), fp32 and bf16, rows chosen so that each case moves
 // about 256 MB, timed like strata_bench (CUDA events, each run after a 256 MiB memset that empties

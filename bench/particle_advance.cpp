@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Particle advance on 2^26 particles (7 float leaves): read x, y, z, vx, vy, vz, write x, y, z.
 // Variants: strata record iterators and packet iterators inside thrust::transform, the peer
 // (thrust::transform over a zip_iterator of raw columns), a hand-written float4 SoA kernel, a plain

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Times the Python module on the GPU against the copies and C++ calls it stands for, in one process:
 - strata.to_soa of records already on the GPU (a uint8 torch tensor plus a NumPy dtype) against a
   device-to-device copy of the same bytes (torch's copy_, a cudaMemcpy), for the particle record

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reductions: the sum of 2^28 floats (strata vs cub::DeviceReduce::Sum vs thrust::reduce, each
 // writing its result to device memory where it can), the kinetic energy of 2^26 particles,
 // reading vx, vy, vz and mass only (strata packets over a projection vs Thrust over a zip), the

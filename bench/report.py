@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Turns benchmark output into strata's results format, a markdown table and plots.
 
   report.py results RAW.json [--extra rows.json ...] --out DIR [--commit SHA]

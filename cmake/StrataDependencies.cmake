@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Finds strata's fixed dependencies; when one is missing, stops with the package that provides it
 # and the command that installs it.
 set(STRATA_INSTALL_HINT "run scripts/install-deps.sh (or: sudo apt-get install")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sphinx configuration of strata's user guide and API reference (scripts/build-docs.sh builds it).
 import os
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Read by Doxygen only (docs/Doxyfile): declares the Thrust trait that strata's headers specialize
 // for their proxy references, so Doxygen knows its scope.
 namespace thrust {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The arrays strata's Python module takes, checked before strata touches their memory. Each one
 // arrives without a copy (DLPack or the buffer protocol) and its memory space, dimensions, shape,
 // strides, dtype and alignment are tested against what the call reads or writes, so that nothing

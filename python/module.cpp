@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // strata's Python module (_strata, wrapped by python/strata/__init__.py): layer and RMS
 // normalization over 2-D arrays, and AoS <-> SoA conversion for records described at run time.
 // Arrays arrive through nanobind's ndarray (DLPack or the buffer protocol: NumPy on the host

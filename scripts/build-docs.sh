@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the user guide and API reference into build/docs/html: Doxygen (Debian's package) reads the
 # headers' doc comments into XML, Sphinx with MyST and Breathe (docs/requirements.txt, installed into
 # build/docs-venv, never the system python) renders the guide and that XML. Any warning of either fails.

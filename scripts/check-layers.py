@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """strata's headers include only downward: each header may include headers of its own layer or of
 a layer below it, never above. Reads the #include <strata/...> lines of every header under
 include/strata and exits 1 naming each include that runs upward, or a header no layer claims.

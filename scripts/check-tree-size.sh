@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The working tree without .git stays small (a clone, and the copy that travels to a GPU machine,
 # pay for every byte): fails above the limit, printing the largest paths. Counts what git would
 # carry (tracked files and untracked ones it does not ignore), so build folders do not count;

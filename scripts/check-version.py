@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """strata's version is written once, in include/strata/version.hpp. Checks that the three places
 that publish it agree: the header's defines, CMake's PROJECT_VERSION (read from the header at
 configure time, passed here) and the Python package's version (pyproject.toml's regex provider,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Compares the SASS of two builds of the same object or executable, kernel by kernel, so that a
 change meant to leave the GPU code as it was (a header split, a rename of host code) can be checked
 on a machine without a GPU. Kernels are matched by name, with the hash of anonymous namespaces

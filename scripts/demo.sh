@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's demo command: the CUDA build when a GPU answers, the host backend otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."

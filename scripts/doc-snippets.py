@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Extracts the C++ code blocks of the guide (docs/*.md) and README.md into a few translation units
 that the host build compiles into one program, `docs_snippets`, which runs every block (ctest label
 `docs`). So the guide cannot drift from the code.

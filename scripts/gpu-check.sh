@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # GPU check, run on a machine with a GPU: build the CUDA preset (or use a prebuilt one), run every
 # GPU test, run them again under compute-sanitizer (memcheck, racecheck, initcheck, synccheck), run
 # the demo and every example, run the benchmarks, write logs and JSON under $OUT (the results as $OUT/<gpu>/<date>/strata_bench.json,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what strata's builds need and this machine lacks; does nothing when all is present.
 set -euo pipefail
 

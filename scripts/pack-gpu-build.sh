@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Packs the CUDA build made on this machine into .carry/ (git-ignored) for the device machine:
 # test and benchmark binaries plus the shared libraries they need that Ubuntu may lack.
 # On the device: tar -xJf .carryz/carry.tar.xz && STRATA_PREBUILT=.carry bash scripts/gpu-check.sh

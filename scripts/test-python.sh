@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Python module as a user gets it: `pip wheel .` builds the wheel once (the host backend unless
 # STRATA_PIP_ARGS asks for another: -C cmake.define.STRATA_BACKEND=cuda), the wheel and its test
 # dependencies go into a virtual environment of the project's own (build/python-venv: no pip

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's test command: installs dependencies, builds the host backend, runs every test, then
 # installs the Python module (host backend) and runs its tests.
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The strata driver: `strata demo` runs the particle demo, `strata describe` prints the layouts
 // strata derives for the demo's records, `strata bench` runs the benchmarks (strata_bench, built
 // beside this program) with the arguments that follow. `strata --help` says the same.

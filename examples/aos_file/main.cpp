@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AoS records from a binary file: the file holds records as the struct lays them out (what a
 // C program's fwrite or a detector's DAQ leaves). They are read in chunks into a host buffer and
 // appended to a soa_vector, which converts each chunk to columns on its way to the device; a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Foreign memory and DLPack: records whose columns someone else allocated (here three
 // thrust::device_vector; in practice a framework's tensors or a simulation code's arrays) become an
 // soa_view with make_soa_view, which checks each column's length and alignment and that all live

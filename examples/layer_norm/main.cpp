@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // layer_norm_example: normalizes the rows of a dense row-major array with strata's library call,
 // on strata's padded matrix and on dense rows the caller allocated, and checks both against a
 // plain host loop. bench/layer_norm_torch.py checks the same calls against PyTorch.

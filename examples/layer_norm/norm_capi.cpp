@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // strata's layer and RMS normalization behind a C entry point, for callers that hold raw device
 // pointers: bench/layer_norm_torch.py loads this library with ctypes and runs it on PyTorch
 // tensors (dense rows from torch.empty, which strata did not allocate).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Nested records with float3 members: CUDA's vector types (and reflected structs, and arrays)
 // inside a record are opened into leaf columns named by their paths (pos.x, pos.y, ...), every
 // column 16-byte ready; functors still see the user's struct, float3 members and all. A projection

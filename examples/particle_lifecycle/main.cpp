@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Particles that come and go: particles drift in the unit square; every few steps those that left
 // are removed (erase_if, order kept), as many new ones are injected at the centre (append), and
 // all are re-sorted by cell (sort_by, stable), so neighbours sit together in memory. A tracer joins

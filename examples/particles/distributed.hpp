@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The particle demo over several ranks (--gpus N): the box split into N slabs along x, one rank per
 // slab (one GPU each on the CUDA backend, NCCL between them; ranks in one process on the host
 // backend). Every step kicks and drifts every shard, then migrates the particles that crossed a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The particle demo as its own program; `particles --help` lists the options.
 #include "options.hpp"
 #if defined(STRATA_DEMO_DISTRIBUTED)

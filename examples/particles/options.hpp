@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The particle demo's command-line options (CLI11), shared by the `particles` program and
 // `strata demo`: values are checked as they are parsed, so `--n abc` or `--steps -1` stop with a
 // message instead of running with a default.

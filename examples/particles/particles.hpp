@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The particle demo: AoS particles in, SoA on the device, N steps of a kick-drift update in a
 // harmonic field, total energy by reduction every K steps; every M steps the particles that left
 // the box are removed, as many new ones injected, and all re-sorted by cell; AoS out. The same

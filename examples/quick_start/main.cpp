@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Quick start: a struct of the user's, reflected with Boost.Hana, stored as SoA on the device,
 // stepped with strata::transform, reduced with strata::transform_reduce, and copied back as AoS.
 #include <strata/strata.hpp>

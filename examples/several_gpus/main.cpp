@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Several GPUs: a distributed_soa_vector holds one soa_vector shard per rank. Here the ranks own
 // slabs of the unit interval along x; every step drifts every shard on its own GPU and stream, then
 // migrate() sends each particle that crossed a slab face to its new owner (NCCL on the CUDA

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thrust algorithms on records: a soa_vector's begin() / end() are random-access iterators whose
 // reference is a proxy (reads gather the columns, writes scatter them), so thrust::sort,
 // transform, reduce and copy_if take them as they take a device_vector's. Functors see the record.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Layer and RMS normalization of a torch tensor from Python, through strata's module.
 
 The tensor is read and the result written where they lie (DLPack): on the GPU with the CUDA build,

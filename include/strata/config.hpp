@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Portability macros and backend selection: the only header that spells compiler specifics.
 #pragma once
 

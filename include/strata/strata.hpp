@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // strata: structured GPU data. The umbrella header: every layer, in order.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // strata's release version, written in this one place: CMake's project(VERSION) and the Python
 // package's version (scikit-build-core's regex provider) are read from the defines below.
 #pragma once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """strata from Python: layer / RMS normalization over rows, and AoS <-> SoA conversion of records
 described by a NumPy dtype (structured arrays from HDF5 / openPMD files, say).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Testing only, not part of strata's API: fault injection into the allocations strata's C++
 library makes, for tests that make the k-th allocation of a call fail and check what the call
 leaves behind.

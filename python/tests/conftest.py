@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Hypothesis settings for the fuzzers (test_fuzz.py). "ci" (the default) keeps their time small:
 300 examples per property (about 1.5 s each on 2 cores) and no example database written into the tree;
 STRATA_HYPOTHESIS_PROFILE=thorough runs many more."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Arrays strata cannot use as they lie (negative, broadcast, gapped strides; misaligned, read-only,
 overlapping) are refused with a ValueError naming the argument or field, and nothing is written
 outside an output; empty inputs give empty results; raw record bytes are counted in records; a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Allocation-failure sweeps of the Python entry points (issue 66, SQLite's malloc tests the model):
 for k = 0, 1, 2, ... the k-th allocation strata's library makes in the call fails, until the call
 succeeds. Each failure must raise MemoryError, leave the inputs byte-for-byte as they were, leak

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Property tests (hypothesis) for every entry point: random shapes, strides (dense, gapped,
 negative, zero, not a multiple of the item size), misaligned data, dtypes (structured, padded,
 nested, with sub-arrays, unions, unsupported and mismatching fields) and sizes (0, 1, primes).

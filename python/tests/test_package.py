@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The package as a user installs it (issue 67 item 7): a version from its metadata, a docstring on
 every public function, type stubs for the C++ module and the py.typed marker beside it."""
 import ast

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """strata's Python module against NumPy (and PyTorch where it is installed): normalization against
 a float64 reference, to_soa / to_aos against the structured array's own fields, refusals."""
 import os

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Particle lifecycle against std:: algorithms on host vectors: push_back / append (host ranges and
 // containers), erase_if / copy_if / partition_copy (all kept, none kept, about half, alternating), permute,
 // sort_by_key (duplicate keys: stable; a bit range), sort_by; random sizes up to 1e6 and the size

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layer and RMS normalization against a double-precision reference: fp32, bf16 and fp16; row
 // lengths from 1 to 2^22 elements that cross every configuration the chooser can pick (groups
 // within a warp, blocks, long rows streamed in chunks); strata's padded matrix (its padding stays

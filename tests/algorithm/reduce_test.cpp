@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reductions: columns (aligned and unaligned spans), records through packets and records one by
 // one, column statistics; against double-precision host references, every size.
 #include <strata/algorithm/reduce.hpp>

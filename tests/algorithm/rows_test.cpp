@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Row units over a padded matrix: elements past the row read as zero, stores put zero in the pitch
 // padding of owned rows and nothing past the row in someone else's; matrix round trips bit for bit.
 #include <strata/algorithm/rows.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The keyed split migrate uses (split_by_key.hpp) against sequential loops: the head (picked count,
 // per-key counts, the range of the picked keys), the picked indices in order and grouped by key,
 // and the split of records into kept ones (in order) and picked ones grouped by key; sizes around

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // strata::transform / for_each: the vectorized path on containers and projections, the scalar
 // path on views that cannot take vector access, each against a plain loop, every size.
 #include <strata/algorithm/reduce.hpp>

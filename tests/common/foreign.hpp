@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Columns in memory the test owns, as a caller's tensors would be: one device allocation per leaf
 // with poisoned guard bytes before and after, and `slack` elements past the view's n that belong to
 // the caller. A view over them (make_soa_view) must never touch a guard byte or a slack element.

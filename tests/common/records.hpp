@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shared record fixtures (fixtures/records.hpp), named from the tests' namespace.
 #pragma once
 

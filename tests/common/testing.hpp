@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helpers: fresh random records (seed printed on failure), the size list of the design card,
 // field-wise bitwise comparison and poisoning.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Must not compile: vector access demanded for a record with a 12-byte leaf strata cannot open
 // (an unreflected struct that is not shaped like a vector type).
 #include <strata/layout/descriptor.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // make_aos_view(records, n), the span-first order, still compiles but warns that the count comes
 // first now (as in make_soa_view). This target turns that warning into an error (CMakeLists.txt),
 // so that every run of the test compiles the file again and shows the message.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Must not compile: a plain struct without Hana reflection used as a record.
 #include <strata/layout/descriptor.hpp>
 struct plain { float x, y; };

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Must not compile: a record with a user-defined copy constructor.
 #include <strata/layout/descriptor.hpp>
 struct owning {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Must not compile: a record with a pointer member two levels down; the diagnostic names its path.
 #include <strata/layout/descriptor.hpp>
 struct node {

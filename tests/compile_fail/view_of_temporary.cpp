@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Must not compile: a view of a temporary container would dangle as soon as the statement ends.
 #include <strata/container/soa_vector.hpp>
 struct rec {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Must not compile: a const view reads only, and a whole struct member reached through get<> is no
 // exception (the member reference names the const view and how to get a mutable one).
 #include <strata/container/soa_vector.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include <strata/container/aos_vector.hpp>
 #include <strata/container/aosoa_vector.hpp>
 #include <strata/container/soa_vector.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AoS <-> SoA conversion: random records, every size of the list, source and destination pointers
 // offset by 0, 4 and 8 bytes, results bit for bit equal to a plain loop, no byte outside the
 // destination touched.

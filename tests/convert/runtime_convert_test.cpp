@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AoS <-> SoA for records described at run time: packed (NumPy-style, unaligned fields) and aligned
 // layouts, every size in the test size list, against a byte-by-byte host reference; round trips
 // give the records back with the bytes no field covers zeroed; refusals name the problem.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sharded SoA containers: scatter / gather, transform and reductions over every shard, and
 // migration against a host model of where every record must end up. On the host backend the
 // communicator's stand-in keeps 1 to 5 ranks in this process; on the CUDA backend one rank per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A job of one process per GPU started by mpiexec: every process joins through join_mpi(), and the
 // job migrates records as the single-process layout does (checked against a host model that every
 // process computes from the same seed). Run as `mpiexec -n R mpi_join_test` with R <= the GPUs.

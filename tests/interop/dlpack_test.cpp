@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DLPack export and import: what a container's column or a matrix looks like as a tensor (dtype,
 // shape, strides, device, data), round trips back to views over the same memory, the owner kept
 // alive by a shared export, and every refusal (dtype, shape, stride, alignment, device) naming the

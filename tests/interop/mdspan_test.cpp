@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Columns and matrices as cuda::std::mdspan: extents, strides and elements against the views they
 // come from, in host code and inside strata::transform's functor.
 #include <strata/interop/mdspan.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Packet iterators and field projections inside Thrust, against scalar references, every size.
 #include <strata/container/soa_vector.hpp>
 #include <strata/iterator/packet.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thrust algorithms over strata record iterators (SoA and AoS), each against a std:: reference.
 #include <strata/container/aos_vector.hpp>
 #include <strata/container/soa_vector.hpp>

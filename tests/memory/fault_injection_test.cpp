@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fault injection: every operation that allocates is run once per allocation it makes, with that
 // allocation failing; after each failure the container holds what it held and nothing leaked.
 #include <strata/strata.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Containers of one GPU used while another GPU is current: every container operation and algorithm
 // either runs on the container's GPU and leaves the caller's current device as it was, or throws
 // before anything is launched. After each case the process's CUDA work still runs on both GPUs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Past 2^31 records and past the device's memory: 64-bit indices through containers, iterators,
 // conversion and algorithms; out-of-memory that leaves the container as it was.
 #include <strata/strata.hpp>

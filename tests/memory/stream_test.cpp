@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Streams handed to strata: a live stream of the current device works; a stream of another device
 // is refused with an exception that says so, before any work is queued.
 #include <strata/strata.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation-failure sweeps of the operations that allocate: each runs once per allocation it
 // makes, with that allocation failing (k = 0, 1, ... until the call goes through). After every
 // failure the operands hold what they held (the strong guarantee these calls document), nothing

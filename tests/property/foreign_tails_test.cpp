@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Foreign views and sub-views of records with narrow (1- and 2-byte) leaves: their packets hold
 // fewer records than a 16-byte vector of the narrowest column, and the views end where the caller's
 // memory does. transform, for_each and transform_reduce must run the whole packets and then the

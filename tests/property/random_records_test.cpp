@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Property tests: record types generated from a fixed list of field types, random sizes up to 1e6
 // and random pointer offsets; every path (containers, conversions, transform, packet reductions)
 // against a plain loop. The seed is printed on failure; STRATA_TEST_SEED replays a run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Leaves: records flattened through nested structs, arrays and vector types; names, offsets
 // against the compiler's, selectors, and leaf access that reads and writes the right member.
 #include <strata/reflect/leaves.hpp>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reproductions of the five defects of issue 12, each in its own child process (a defect that
 // loses the CUDA context must not hide the others). Built against the headers before and after
 // the fix; prints one line per defect: "ok" or what went wrong. Exit status: number of defects seen.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Asserts the width of every global load and store in the probe kernels.
 
 Each `// sass-expect: <function-regex> load=<bits> store=<bits>` line in the probe source names

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Probe kernels for the vector-width check: each moves records the way strata's layers do, and the
 // sass-expect lines give the width every global load and store in it must have.
 // Built once as is and once with STRATA_SASS_BREAK_ALIGNMENT, which drops the aligned record type:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stable compaction of whole records: erase_if removes the records a predicate picks, in place, and
 // copy_if copies the records it picks into another container. Through packets where the container
 // takes them: a counting pass that reads only the leaves the predicate reads (plain loads: the

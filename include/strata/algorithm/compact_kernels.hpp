@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GPU kernels of strata's stable compaction (compact.hpp): the counting pass over a tile's
 // records and the writing pass that places its kept records, with the loads, the shared-memory
 // staging and the flags between tiles they share. CUDA backend only: the host backend runs the

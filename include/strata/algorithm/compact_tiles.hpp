@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tiles of strata's stable compaction (compact.hpp): how many records a tile and a thread hold,
 // how a tile's kept records are staged in shared memory, and a tile's steps as the host backend
 // runs them. The GPU kernels over these tiles are in compact_kernels.hpp.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernels of strata's row normalization (normalize.hpp): the reductions of a row's statistics
 // over a group of threads, the rows kernel (a group holds each row in registers, a block past them
 // in shared memory too), the block rows kernel (a block of up to 1024 threads or a cluster of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a row normalization spreads rows over a GPU, and how that is chosen. A row is a run of
 // 16-byte units; a plan gives each row (or each block's chunk of a long row) a group of threads
 // holding `vpt` units each in registers. The choice is host code over a model of the device (SM

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One thread's part of a row normalization, the same code on the GPU and on the host backend: a
 // row is cut into 16-byte units on 16-byte boundaries of memory, so a row that starts off such a
 // boundary (a dense tensor of odd width) still moves in whole vectors, with a partial first and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Row normalization over 2-D views of any pitch (strata's matrix or a dense tensor someone else
 // owns): layer norm (y = (x - mean) / sqrt(var + eps) * gamma + beta) and RMS norm
 // (y = x / sqrt(mean(x^2) + eps) * gamma), fp32 / bf16 / fp16 storage, fp32 arithmetic, gamma and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reductions: over one column (a span; 16-byte loads for the aligned body, scalar head and tail),
 // over records of a view or projection (packets, padding lanes skipped; a foreign view's last
 // partial packet record by record), and column statistics (count, sum, min, max, mean, variance by

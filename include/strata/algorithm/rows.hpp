@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Row primitives for 2-D data (matrix_view): a row is read from device memory once, in units of 16
 // bytes (or of one element, for rows that do not start on 16-byte boundaries) held in registers
 // as loaded, by one warp (short rows) or one block (long rows); the group reduces over the row

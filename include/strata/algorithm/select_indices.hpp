@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The indices of the records a predicate picks, in order, on the device and without a host wait
 // (select_indices_async): how migration lists the records that fill the holes leaving records
 // leave. The block-level pieces (coalesced picks, in-order placement) also serve split_by_key.hpp.

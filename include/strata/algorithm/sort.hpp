@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reordering every column of a container at once: permute (records by an index array, in place),
 // gather (records of one container at an index array into another), and sort_by_key / sort_by,
 // which sort (key, index) pairs once with cub::DeviceRadixSort (stable: equal keys keep their

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Splitting records by a small integer key (a destination rank) on the device, for migration. A
 // counting pass reads what the key needs once and counts, per block of records, the picked records
 // of every key; one scan of those counts places every record, both in index order and grouped by

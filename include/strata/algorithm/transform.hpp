@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // strata::transform and strata::for_each over columnar views (SoA, AoSoA), projections, AoS views and
 // containers: whole packets with 16-byte accesses per column when both sides allow it, record by
 // record otherwise (an AoS record moves whole, as one or two 16-byte accesses), through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // aos_vector<T, Space>: the owning container (basic_vector.hpp) over the padded AoS mapping: an
 // array of padded, aligned records (layout::aligned_record<T>) with the API every strata container
 // has (views from lvalues only, operations on the container's own GPU), viewed as aos_view<T>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Non-owning view over padded, aligned AoS records, and its proxy reference: whole records move as
 // one or two 128-bit accesses (layout::load_record / store_record).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AoSoA: records in blocks of N, each block stored SoA (N values of the first leaf, then of the
 // second, ...), as Cabana's core layout. A block of a few hundred bytes per leaf keeps one record's
 // leaves close together (one DRAM page) while packets and transposes still move 16-byte vectors of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // basic_vector<T, M, Space>: the owning container over a mapping M (layout/mapping.hpp), one
 // allocation per container laid out by M. soa_vector, aosoa_vector and aos_vector are this
 // container over the SoA, blocked and padded AoS mappings; its view is the mapping kind's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AoS <-> SoA between a host array of records and a container's columns: loops over records for
 // host and pinned memory, the pinned, chunked device pipeline of strata/convert for device memory
 // (on the host backend that pipeline runs the device's tile logic on the CPU).

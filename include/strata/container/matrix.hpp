@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rows of 2-D data: matrix<T, Space> holds rows x cols elements in one allocation, each row
 // starting on a 16-byte boundary (the pitch is cols rounded up to 16 bytes), so rows can be read
 // as 16-byte vectors whatever their length; its padding elements are its own, zero, and never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // soa_vector<T, Space>: the owning container (basic_vector.hpp) over the SoA mapping: one padded
 // allocation, one column per leaf of T, every column on a 256-byte boundary.
 #pragma once

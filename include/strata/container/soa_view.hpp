@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SoA views: the generic view (view.hpp) over the SoA mapping, one column per leaf, and views over
 // foreign columns with the checks their 16-byte paths need.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The generic non-owning view over a columnar mapping (trivially copyable into kernels) and the
 // proxy reference to one record. basic_view<const T, M> reads only; a mutable view converts to it,
 // never the reverse. A view knows where its memory lives, so device algorithms refuse host memory

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Columnar -> columnar copies (SoA <-> AoSoA, AoSoA of one block size -> another, SoA -> SoA): every
 // leaf of a columnar mapping lies in runs of whole 16-byte units (blocks are multiples of 16
 // records), so each leaf moves as 16-byte vectors, one load and one store per unit, whatever the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layout conversion on the device at copy speed, stream ordered (returns before the device
 // finishes): AoS <-> any columnar view (SoA, AoSoA) through the shared-memory transposes (16-byte
 // accesses on both sides), columnar <-> columnar as packets (16-byte loads of one layout, 16-byte

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Gathers into SoA by index, two ways (algorithm/sort.hpp chooses):
 // - from padded AoS records: dst record i = src[idx[i]]. A random gather of each 4-byte column
 //   costs a 32-byte memory sector per element; gathering whole padded records (one or two 16-byte

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Host AoS in, device SoA out (and back): pinned staging in chunks, several threads filling the
 // staging buffer while the previous chunk crosses PCIe and is transposed on the device. Records
 // already in page-locked memory skip the staging copy and cross PCIe from where they are.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AoS <-> SoA for records described at run time: the byte offset and size of each field are
 // arguments (what a NumPy structured dtype or a file format's header gives), not a C++ type.
 //

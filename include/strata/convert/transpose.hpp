@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AoS <-> SoA transposition of one run of records, and the argument checks its callers share.
 // Each warp moves one tile of records between the AoS bytes and its own slice of shared memory with
 // coalesced 16-byte accesses, and between shared memory and each leaf's column with 16-byte stores

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ranks and the transport between them. On the CUDA backend every byte between GPUs moves through
 // NCCL: a communicator holds one NCCL communicator per rank this process drives (all GPUs of the
 // process through ncclCommInitAll, or one rank of a multi-process job through ncclCommInitRank with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SoA records sharded over ranks: one soa_vector<T> per rank this process drives, each on its
 // rank's GPU. Algorithms run on every shard on its own device and stream; reductions add the
 // shards' partial results through the communicator; migrate() moves every record to the rank a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One local rank's part of moving records between ranks: the counts it receives, and the runs of
 // records themselves. Every local rank runs its part on a host thread of its own (the container's
 // rank threads), so the ranks' launches and NCCL calls go out side by side instead of queueing

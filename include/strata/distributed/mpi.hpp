@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A job of one process per GPU started by MPI (mpiexec, srun): join_mpi() makes this process's
 // communicator. MPI only hands NCCL's unique id from rank 0 to the others; every byte of the
 // records still moves through NCCL. Include this header only where MPI is present (it includes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pieces migrate() and halo_exchange() are built from: device functors over a shard's view
 // (destinations, picks, gathers, moves) and the host threads that run every local rank's work at
 // once.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DLPack in and out: a column of an SoA view or container, or a matrix, exported as a
 // DLManagedTensor (what PyTorch, CuPy and JAX import without a copy), and DLPack tensors imported
 // as soa_view columns or a matrix_view with the checks make_soa_view / make_matrix_view apply.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Columns and matrices as cuda::std::mdspan: a column of a view is a 1-D mdspan over its size()
 // records, a matrix_view a 2-D mdspan whose row stride is the pitch. Both borrow the memory of the
 // view they come from and are usable in host and device code, as the views are.

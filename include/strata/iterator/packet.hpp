@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Packets: W consecutive records of a columnar view (SoA, or blocks of a multiple of W) held in registers, loaded and stored as one 16-byte
 // vector per column (two or more for columns wider than the narrowest). Packet iterators make a
 // Thrust algorithm issue LDG.E.128 / STG.E.128; per_record() lifts a per-record functor to packets.

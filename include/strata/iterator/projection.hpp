@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Projections: a view over a chosen subset of a columnar view's leaves. Reads fill only those leaves
 // of the record (the rest are value-initialised); writes store only those columns. Selectors name a
 // field (&particle::mass), a whole sub-struct (&particle::pos: all its leaves) or one leaf below

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Random-access record iterators over SoA / AoS views and projections, tagged with the Thrust system
 // of the memory they walk, so Thrust and CUB algorithms dispatch to the backend in use.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The padded AoS mapping: records one after another, each padded and aligned as
 // layout::aligned_record<T> so a whole record moves as one or two 16-byte accesses. A record
 // mapping: aos_vector is the generic owning container over it, and its view (aos_view) is written

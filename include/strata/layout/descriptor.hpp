@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The __align__ side of a record: per-leaf size, alignment, offset and vector lanes; per record the
 // packed, natural and padded sizes, the packet width, the aligned record type and static diagnostics.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A mapping says where an allocation holds each leaf of each record: the bytes an allocation of a
 // given capacity needs and the byte offset of leaf L of record i. Views, packets, the owning
 // container and the transposes are written once over it; SoA (soa_mapping.hpp), padded AoS

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The 16-bit floating-point storage types strata's row algorithms accept, with float conversion.
 // CUDA's own __half / __nv_bfloat16 on the CUDA backend; bit-compatible stand-ins on the host.
 #pragma once

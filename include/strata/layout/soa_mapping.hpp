@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The SoA mapping: one allocation, one column per leaf, every column on a 256-byte boundary,
 // capacity rounded up to the packet width so vector loops need no scalar tail.
 #pragma once

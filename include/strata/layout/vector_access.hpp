@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loads and stores of 1 to 16 bytes as one instruction (LDG.E.128 / STG.E.128 for 16 bytes of
 // global memory, a generic 16-byte access elsewhere), and whole padded records moved as one or two
 // such accesses.

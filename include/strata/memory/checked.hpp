@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checked arithmetic for sizes, offsets, strides and counts that come from a caller or a file:
 // every product and sum that sizes memory or forms an address is tested for overflow, and a
 // failure throws size_error naming the quantity instead of wrapping into a small, wrong value.

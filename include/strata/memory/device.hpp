@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Devices and where memory lives: the current device, a guard that makes a device current for
 // one operation, the memory space and device of a pointer, launch checks shared by strata's
 // kernels (conversion, reductions, rows), and the driver launch its per-call kernels go through.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exceptions strata throws; each message names the operation, the sizes and the pointers involved.
 #pragma once
 

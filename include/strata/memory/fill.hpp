@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fills a typed range in any memory space with one value (device memory through Thrust).
 #pragma once
 

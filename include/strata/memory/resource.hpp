@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Raw memory for each space (device, pinned host, host) and the byte copies between them. The host
 // backend maps every space to host memory under the same API. A test hook can fail any allocation.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Temporary memory for algorithms (reduction partials, sort and compaction buffers), stream
 // ordered: a block is allocated for the work queued on one stream and given back after it, so
 // work on different streams never shares a block and nothing waits for the device. The resource

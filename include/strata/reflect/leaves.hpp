@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A record as a tree flattened into leaves: members that are reflected structs, arrays
 // (std::array, cuda::std::array, C arrays) or vector types (float3, int4, double2, ...) are opened
 // up until every leaf is a scalar-like value; each leaf becomes a column. A leaf is a path of

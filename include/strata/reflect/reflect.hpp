@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compile-time description of a struct reflected by Boost.Hana: its direct fields' count, types,
 // names, member pointers and byte offsets. Hana runs only at compile time; device code uses member
 // pointers. Offsets are read off the members themselves, so fields adapted in any order are placed

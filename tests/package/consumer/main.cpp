@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A downstream project: includes the installed headers and describes a record.
 #include <strata/layout/descriptor.hpp>
 #include <strata/version.hpp>
