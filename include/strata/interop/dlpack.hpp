@@ -24,6 +24,7 @@
 #include <dlpack/dlpack.h>
 
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -138,15 +139,32 @@ inline const char* dl_device_name(int type) {
   }
 }
 
+/// The device type as the integer the producer stored. A C producer may store a value no enumerator
+/// of this build's dlpack.h names; reading it through the enum type would be undefined behaviour, so
+/// the bytes are copied into the enum's underlying integer instead.
+inline int dl_device_type(const DLDevice& d) noexcept {
+  std::underlying_type_t<DLDeviceType> raw{};
+  static_assert(sizeof(raw) == sizeof(d.device_type));
+  std::memcpy(&raw, &d.device_type, sizeof(raw));
+  return static_cast<int>(raw);
+}
+
 /// The tensor's memory is where its device field says and this build can reach it: CPU memory
 /// anywhere, CUDA memory only on the CUDA backend and only on the GPU the tensor names.
 inline void check_dl_device(const DLTensor& t, const void* data, const std::string& what) {
-  const int type = t.device.device_type;
+  const int type = dl_device_type(t.device);
   const bool cuda_memory = type == kDLCUDA || type == kDLCUDAManaged;
   if (!cuda_memory && type != kDLCPU && type != kDLCUDAHost)
     throw memory_space_error("strata: " + what + " lives on " + dl_device_name(type) + " (DLPack device type " +
                              std::to_string(type) + "); strata reads CPU and CUDA memory only");
 #if defined(STRATA_BACKEND_CUDA)
+  if (type == kDLCUDA) {  // the device named exists, whether or not there is memory to locate
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) (void)cudaGetLastError(), count = 0;
+    if (t.device.device_id < 0 || t.device.device_id >= count)
+      throw device_error("strata: " + what + " says CUDA device " + std::to_string(t.device.device_id) + " but this machine has " +
+                         std::to_string(count) + (count == 1 ? " GPU" : " GPUs"));
+  }
   if (data == nullptr) return;
   const memory_location m = locate(data);
   if (!cuda_memory) {
