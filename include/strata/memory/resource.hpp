@@ -86,8 +86,13 @@ namespace detail {
 inline void check_stream(stream_t stream, const char* operation) {
 #if defined(STRATA_BACKEND_CUDA)
   if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return;
+  // A stream being captured into a graph may not be asked for its device; its work is checked
+  // when the graph is instantiated.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cudaError_t e = cudaStreamIsCapturing(stream, &capture);
+  if (e == cudaSuccess && capture != cudaStreamCaptureStatusNone) return;
   int stream_device = -1, current = -1;
-  cudaError_t e = cudaStreamGetDevice(stream, &stream_device);
+  if (e == cudaSuccess) e = cudaStreamGetDevice(stream, &stream_device);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     throw cuda_error(std::string(operation) + ": the stream is not usable (destroyed, or not a stream)", int(e),
