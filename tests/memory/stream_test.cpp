@@ -2,6 +2,7 @@
 // Streams handed to strata: a live stream of the current device works; a stream of another device
 // is refused with an exception that says so, before any work is queued.
 #include <strata/strata.hpp>
+#include <strata/algorithm/sort.hpp>
 
 #include "common/functors.hpp"
 #include "common/records.hpp"
@@ -9,7 +10,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
+#include <numeric>
 #include <thread>
+#include <vector>
 
 using namespace strata_test;
 
@@ -162,6 +167,195 @@ TEST(Streams, GatherIntoADestinationThatMustGrowIsRefusedDuringCapture) {
   EXPECT_EQ(first_difference<particle>(dst.to_host(), want), -1);
   cudaGraphExecDestroy(x);
   cudaGraphDestroy(g);
+  ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
+#else
+  GTEST_SKIP() << "CUDA graphs need the CUDA backend";
+#endif
+}
+
+#if defined(STRATA_BACKEND_CUDA)
+namespace {
+// Keeps a stream busy until the host opens the gate (or two seconds pass), so that work queued
+// behind it is certainly unfinished when the host-side operation under test runs.
+__global__ void wait_for_gate(volatile int* open, unsigned long long limit_ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (*open == 0 && t - t0 < limit_ns);
+}
+struct gate {
+  int* host = nullptr;
+  int* dev = nullptr;
+  gate() {
+    EXPECT_EQ(cudaHostAlloc(reinterpret_cast<void**>(&host), sizeof(int), cudaHostAllocMapped), cudaSuccess);
+    EXPECT_EQ(cudaHostGetDevicePointer(reinterpret_cast<void**>(&dev), host, 0), cudaSuccess);
+  }
+  gate(const gate&) = delete;
+  gate& operator=(const gate&) = delete;
+  ~gate() { cudaFreeHost(host); }
+  void close(cudaStream_t s) {
+    *reinterpret_cast<volatile int*>(host) = 0;
+    wait_for_gate<<<1, 1, 0, s>>>(dev, 2000000000ull);
+  }
+  void open() { *reinterpret_cast<volatile int*>(host) = 1; }
+};
+struct add_floats {
+  STRATA_HD float operator()(float a, float b) const { return a + b; }
+};
+}  // namespace
+#endif
+
+// sort_by_key through a spare that must grow: the gather lands in fresh storage that then trades
+// places with the container; the container's host access still waits for that gather.
+TEST(Streams, SortThroughAGrowingSpareIsWaitedForByHostAccess) {
+#if defined(STRATA_BACKEND_CUDA)
+  STRATA_SEED_TRACE();
+  const std::size_t n = 100003;
+  auto ref = random_records<particle>(n);
+  std::vector<std::uint32_t> keys(n);
+  for (std::size_t i = 0; i < n; ++i) keys[i] = std::uint32_t((i * 2654435761u) % 1000003u);
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+  std::vector<particle> want;
+  for (auto i : order) want.push_back(ref[i]);
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  strata::buffer kdev(n * sizeof(std::uint32_t), strata::memory_space::device);
+  strata::copy_bytes(kdev.data(), keys.data(), n * sizeof(std::uint32_t));
+  strata::soa_vector<particle> c(ref), spare;
+  gate g;
+  g.close(s);
+  strata::sort_by_key(c, cuda::std::span<std::uint32_t>(reinterpret_cast<std::uint32_t*>(kdev.data()), n), spare, s);
+  std::thread opener([&] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); g.open(); });
+  const auto got = c.to_host();
+  opener.join();
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_EQ(first_difference<particle>(got, want), -1) << "to_host() read before the gather into the container's new storage";
+  ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
+#else
+  GTEST_SKIP() << "the host backend has no streams";
+#endif
+}
+
+// Pinned memory is read and written by the CPU directly, so work on the legacy default stream is
+// waited for too: to_host() sees the transform, and resize(n, value) keeps its record out of the
+// queued whole-packet store.
+TEST(Streams, PinnedContainersWaitForLegacyStreamWork) {
+#if defined(STRATA_BACKEND_CUDA)
+  STRATA_SEED_TRACE();
+  auto ref = random_records<particle>(4093);
+  auto want = ref;
+  for (auto& p : want) p = drift{}(p);
+  gate g;
+  {
+    strata::pinned_soa_vector<particle> v(ref);
+    g.close(nullptr);
+    strata::transform(v, v, drift{}, nullptr);
+    std::thread opener([&] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); g.open(); });
+    const auto got = v.to_host();
+    opener.join();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(first_difference<particle>(got, want), -1) << "to_host() read the pinned columns before the transform";
+  }
+  {
+    strata::pinned_soa_vector<particle> w(ref);
+    const particle extra = random_records<particle>(1, 5)[0];
+    g.close(nullptr);
+    strata::transform(w, w, drift{}, nullptr);
+    std::thread opener([&] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); g.open(); });
+    w.resize(w.size() + 1, extra);
+    opener.join();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    auto with_extra = want;
+    with_extra.push_back(extra);
+    EXPECT_EQ(first_difference<particle>(w.to_host(), with_extra), -1) << "the record resize() wrote was overwritten";
+  }
+#else
+  GTEST_SKIP() << "the host backend has no streams";
+#endif
+}
+
+// Container conversions run on the legacy default stream and first wait for work noted on the
+// source.
+TEST(Streams, ConversionsWaitForNotedWork) {
+#if defined(STRATA_BACKEND_CUDA)
+  STRATA_SEED_TRACE();
+  auto ref = random_records<particle>(50000);
+  auto want = ref;
+  for (auto& p : want) p = drift{}(p);
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  strata::soa_vector<particle> c(ref);
+  gate g;
+  g.close(s);
+  strata::transform(c, c, drift{}, s);
+  std::thread opener([&] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); g.open(); });
+  const auto a = strata::to_aos(c);
+  opener.join();
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  EXPECT_EQ(first_difference<particle>(a.to_host(), want), -1) << "to_aos copied the records before the noted transform";
+  ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
+#else
+  GTEST_SKIP() << "the host backend has no streams";
+#endif
+}
+
+// append(other, s) into reserved room needs no wait when the noted work ran on s itself, so it can
+// be captured into a graph; the replay appends the records.
+TEST(Streams, AppendIntoReservedRoomIsCaptured) {
+#if defined(STRATA_BACKEND_CUDA)
+  STRATA_SEED_TRACE();
+  auto ref = random_records<particle>(1000);
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  strata::soa_vector<particle> c(ref);
+  const strata::soa_vector<particle> more(ref);
+  c.reserve(4 * ref.size());
+  strata::transform(c, c, drift{}, s);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+  EXPECT_NO_THROW(c.append(more, s));
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(s, &graph), cudaSuccess) << "the append ended the capture";
+  cudaGraphExec_t x = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&x, graph, 0), cudaSuccess);
+  ASSERT_EQ(cudaGraphLaunch(x, s), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
+  auto want = ref;
+  for (auto& p : want) p = drift{}(p);
+  want.insert(want.end(), ref.begin(), ref.end());
+  EXPECT_EQ(first_difference<particle>(c.to_host(), want), -1);
+  cudaGraphExecDestroy(x);
+  cudaGraphDestroy(graph);
+  ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
+#else
+  GTEST_SKIP() << "CUDA graphs need the CUDA backend";
+#endif
+}
+
+// A reduction that returns its value to the host waits for the device: on a capturing stream it is
+// refused before anything is queued, and the capture goes on.
+TEST(Streams, ReductionToTheHostIsRefusedDuringCapture) {
+#if defined(STRATA_BACKEND_CUDA)
+  std::vector<float> host(10000, 1.0f);
+  strata::buffer col(host.size() * sizeof(float), strata::memory_space::device);
+  strata::copy_bytes(col.data(), host.data(), host.size() * sizeof(float));
+  const cuda::std::span<const float> x(reinterpret_cast<const float*>(col.data()), host.size());
+  cudaStream_t s;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+  ASSERT_EQ(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+  try {
+    (void)strata::reduce(x, 0.0f, add_floats{}, s);
+    ADD_FAILURE() << "nothing thrown";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("graph"), std::string::npos) << e.what();
+  }
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamEndCapture(s, &graph), cudaSuccess) << "the refusal ended the capture";
+  cudaGraphDestroy(graph);
+  EXPECT_EQ(strata::reduce(x, 0.0f, add_floats{}, s), 10000.0f);
   ASSERT_EQ(cudaStreamDestroy(s), cudaSuccess);
 #else
   GTEST_SKIP() << "CUDA graphs need the CUDA backend";

@@ -255,6 +255,7 @@ std::size_t erase_if(soa_vector<T>& c, Pred pred, stream_t stream = {}) {
                                                                              "strata::erase_if (cub::DeviceSelect::If)");
     kept = sel.run(it, it);
   }
+  c.note_done(stream);  // the count's wait covered the work queued here
   c.resize(std::size_t(kept));
   return std::size_t(n - kept);
 }
@@ -290,6 +291,7 @@ std::size_t copy_if(const soa_vector<T>& in, soa_vector<T>& out, Pred pred, stre
     out.clear();
     throw;
   }
+  in.note_done(stream), out.note_done(stream);  // the count's wait covered the work queued here
   out.resize(std::size_t(kept));
   return std::size_t(kept);
 }
@@ -340,6 +342,7 @@ std::size_t partition_copy(const soa_vector<T>& in, soa_vector<T>& selected, soa
     selected.clear(), rest.clear();
     throw;
   }
+  in.note_done(stream), selected.note_done(stream), rest.note_done(stream);  // the count's wait covered the work
   selected.resize(std::size_t(kept));
   rest.resize(std::size_t(n - kept));
   return std::size_t(kept);

@@ -214,6 +214,7 @@ void reduce_async(const Source& src, A init, Op op, A* device_result, stream_t s
 
 template <class A, class Source, class Op>
 A reduce_to_host(const Source& src, A init, Op op, stream_t stream) {
+  check_not_capturing(stream, "strata's reductions to the host", "wait for their result (use the *_async forms in a graph)");
   scratch_block result(sizeof(A), stream);
   reduce_async<A>(src, init, op, result.as<A>(), stream);
   A out;

@@ -33,6 +33,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <initializer_list>
 #include <ranges>
 #include <span>
@@ -103,7 +104,8 @@ class basic_vector {
   }
   basic_vector(basic_vector&& o) noexcept
       : buf_(std::move(o.buf_)), size_(std::exchange(o.size_, 0)), capacity_(std::exchange(o.capacity_, 0)),
-        device_(std::exchange(o.device_, -1)), pending_(o.pending_.exchange(false, std::memory_order_relaxed)) {}
+        device_(std::exchange(o.device_, -1)), pending_(o.pending_.exchange(0, std::memory_order_relaxed)),
+        pending_device_(o.pending_device_.load(std::memory_order_relaxed)) {}
   basic_vector& operator=(const basic_vector& o) {
     if (this != &o) basic_vector(o).swap(*this);
     return *this;
@@ -143,23 +145,49 @@ class basic_vector {
     std::swap(size_, o.size_);
     std::swap(capacity_, o.capacity_);
     std::swap(device_, o.device_);
-    pending_.store(o.pending_.exchange(pending_.load(std::memory_order_relaxed), std::memory_order_relaxed), std::memory_order_relaxed);
+    // Work noted on either may still run on either storage (a gather into a spare that then trades
+    // places): both keep both notes.
+    const std::uintptr_t both = merged(pending_.load(std::memory_order_relaxed), o.pending_.load(std::memory_order_relaxed));
+    pending_.store(both, std::memory_order_relaxed), o.pending_.store(both, std::memory_order_relaxed);
+    const int dev = std::max(pending_device_.load(std::memory_order_relaxed), o.pending_device_.load(std::memory_order_relaxed));
+    pending_device_.store(dev, std::memory_order_relaxed), o.pending_device_.store(dev, std::memory_order_relaxed);
   }
 
   /// Records that work on this container's memory was queued on `stream` (strata's algorithms call
   /// it). A stream that the legacy default stream does not wait for (one created non-blocking, or
   /// any other stream of the caller's) makes the next host-side operation (element access,
-  /// push_back, growth, copies to the host) first wait for the container's GPU, so it never races
-  /// with that work; the legacy default stream needs nothing.
+  /// push_back, growth, copies to the host) first wait for the GPU, so it never races with that
+  /// work; for device memory the legacy default stream needs nothing (the copies run on it), for
+  /// pinned memory, which the host reads and writes directly, every stream is noted. The stream
+  /// handle is only compared, never used: a stream destroyed since is harmless.
   void note_stream(stream_t stream) const noexcept {
 #if defined(STRATA_BACKEND_CUDA)
-    if (stream != nullptr && stream != cudaStreamLegacy) pending_.store(true, std::memory_order_relaxed);
+    if (Space == memory_space::host) return;  // kernels never touch pageable memory
+    const bool legacy = stream == nullptr || stream == cudaStreamLegacy;
+    if (legacy && Space == memory_space::device) return;
+    const std::uintptr_t token = legacy ? legacy_token : reinterpret_cast<std::uintptr_t>(stream);
+    std::uintptr_t cur = pending_.load(std::memory_order_relaxed);
+    while (!pending_.compare_exchange_weak(cur, merged(cur, token), std::memory_order_relaxed)) {
+    }
+    if (Space == memory_space::pinned) {
+      int dev = -1;
+      if (cudaGetDevice(&dev) == cudaSuccess) pending_device_.store(dev, std::memory_order_relaxed);
+    }
 #else
     (void)stream;
 #endif
   }
   /// Waits for the work noted on this container (note_stream); host-side operations call it.
   void wait() const { settle(); }
+  /// The caller has waited for `stream`: work noted on it alone is done.
+  void note_done(stream_t stream) const noexcept {
+#if defined(STRATA_BACKEND_CUDA)
+    std::uintptr_t cur = token_of(stream);
+    pending_.compare_exchange_strong(cur, 0, std::memory_order_relaxed);
+#else
+    (void)stream;
+#endif
+  }
   friend void swap(basic_vector& a, basic_vector& b) noexcept { a.swap(b); }
 
   /// Grows capacity to at least n (rounded to whole packets). Strong guarantee: on failure the
@@ -302,7 +330,7 @@ class basic_vector {
     const size_type n = other.size(), at = size_;
     if (n == 0) return;
     check_size(at + n, "append");
-    settle();  // work queued on another stream may still write the padding the records go to
+    settle_for(stream);  // work queued on another stream may still write the padding the records go to
     if (at + n > capacity_) reserve(std::max(at + n, capacity_ + capacity_ / 2));
     copy_records(at, other, 0, n, stream);
     size_ = at + n;
@@ -603,17 +631,40 @@ class basic_vector {
   void settle() const {
 #if defined(STRATA_BACKEND_CUDA)
     if (!pending_.load(std::memory_order_relaxed)) return;
-    detail::device_guard on(device_);
+    detail::device_guard on(device_ >= 0 ? device_ : pending_device_.load(std::memory_order_relaxed));
     detail::cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (strata: host access after queued work)");
-    pending_.store(false, std::memory_order_relaxed);
+    pending_.store(0, std::memory_order_relaxed);
 #endif
   }
+  // Before work queued on `stream` that touches the memory: nothing to wait for where every noted
+  // work ran on that stream (stream order covers it), or while the stream is captured into a graph
+  // (a wait would end the capture; the graph's place in the caller's streams orders it).
+  void settle_for(stream_t stream) const {
+#if defined(STRATA_BACKEND_CUDA)
+    const std::uintptr_t cur = pending_.load(std::memory_order_relaxed);
+    if (cur == 0 || cur == token_of(stream) || detail::stream_capturing(stream)) return;
+    settle();
+#else
+    (void)stream;
+#endif
+  }
+  // Noted work: 0 none, a stream's handle, legacy_token (the handle cudaStreamLegacy has) for the
+  // legacy default stream, several for work on more than one stream.
+  static constexpr std::uintptr_t legacy_token = 1, several = ~std::uintptr_t(0);
+  static std::uintptr_t token_of(stream_t stream) noexcept {
+#if defined(STRATA_BACKEND_CUDA)
+    if (stream == nullptr || stream == cudaStreamLegacy) return legacy_token;
+#endif
+    return reinterpret_cast<std::uintptr_t>(stream);
+  }
+  static constexpr std::uintptr_t merged(std::uintptr_t a, std::uintptr_t b) noexcept { return a == 0 ? b : b == 0 || a == b ? a : several; }
 
   buffer buf_;
   size_type size_ = 0;
   size_type capacity_ = 0;
   int device_ = -1;
-  mutable std::atomic<bool> pending_{false};
+  mutable std::atomic<std::uintptr_t> pending_{0};
+  mutable std::atomic<int> pending_device_{-1};  // pinned memory: the GPU the noted work ran on
 };
 
 

@@ -118,6 +118,7 @@ int device_of(const Src& src) {
 /// src's device (synchronous).
 template <class Dst, class Src>
 Dst convert_to(const Src& src) {
+  if constexpr (requires { src.wait(); }) src.wait();  // a container: work queued on it elsewhere first
   detail::device_guard on(detail::device_of(src));
   Dst out(src.size());
   convert(src, out);
@@ -129,6 +130,7 @@ Dst convert_to(const Src& src) {
 /// on the source's device.
 template <class T>
 soa_vector<T> to_soa(const aos_vector<T>& a) {
+  a.wait();
   detail::device_guard on(a.device());
   soa_vector<T> s(a.size());
   aos_to_soa(a.const_view(), s.view());
@@ -137,6 +139,7 @@ soa_vector<T> to_soa(const aos_vector<T>& a) {
 }
 template <class T>
 aos_vector<T> to_aos(const soa_vector<T>& s) {
+  s.wait();
   detail::device_guard on(s.device());
   aos_vector<T> a(s.size());
   soa_to_aos(s.const_view(), a.view());
