@@ -47,6 +47,18 @@ class member_reference {
   member_reference(const member_reference&) = default;
 
   STRATA_HD operator value_type() const { return get(); }
+  /// Reads through the proxy: ref->x and ref[k] read the member's field or element (a copy of the
+  /// member is read first); write the whole member, or name the leaf: get<member<&T::pos, &vec3::x>>.
+  struct arrow {
+    value_type v;
+    STRATA_HD const value_type* operator->() const { return &v; }
+  };
+  STRATA_HD arrow operator->() const { return {get()}; }
+  template <class U = value_type>
+    requires requires(const U& u) { u[0]; }
+  STRATA_HD auto operator[](std::size_t k) const {
+    return get()[k];
+  }
   STRATA_HD value_type get() const {
     record r{};
     [&]<std::size_t... K>(std::index_sequence<K...>) {
