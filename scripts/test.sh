@@ -4,8 +4,11 @@
 # installs the Python module (host backend) and runs its tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# STRATA_TEST_PRESET=host-sanitize runs the same build and tests under AddressSanitizer and
+# UndefinedBehaviorSanitizer (CI does).
+preset=${STRATA_TEST_PRESET:-host}
 bash scripts/install-deps.sh
-cmake --preset host
-cmake --build --preset host
-ctest --preset host -j 2
+cmake --preset "$preset"
+cmake --build --preset "$preset"
+ctest --preset "$preset" -j 2
 bash scripts/test-python.sh

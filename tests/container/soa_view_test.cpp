@@ -145,6 +145,30 @@ TEST(SoaView, GetOfAStructMemberWritesEveryLeaf) { members_read_and_write_whole<
 TEST(AosoaView, GetOfAStructMemberWritesEveryLeaf) { members_read_and_write_whole<host_aosoa_c<nested_particle>>(); }
 TEST(AosView, GetOfAStructMemberWritesEveryLeaf) { members_read_and_write_whole<host_aos_c<nested_particle>>(); }
 
+// Reading a field or an element through a member_reference: ref->x and ref[k] give the member's
+// field and element, and writing through them does not compile (the proxy's arrow is read-only).
+template <class C>
+void member_reference_reads_parts() {
+  STRATA_SEED_TRACE();
+  const auto ref = random_records<nested_particle>(12);
+  C v(ref);
+  const auto view = v.view();
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const auto vel = strata::get<&nested_particle::vel>(view[strata::index_t(i)]);
+    EXPECT_TRUE(same_bits(vel->x, ref[i].vel.x));
+    EXPECT_TRUE(same_bits(vel->z, ref[i].vel.z));
+  }
+  const auto cells = random_records<cell_record>(9);
+  typename C::template rebind<cell_record> cv(cells);
+  for (std::size_t i = 0; i < cells.size(); ++i)
+    for (std::size_t k = 0; k < cells[i].w.size(); ++k)
+      EXPECT_TRUE(same_bits(strata::get<&cell_record::w>(cv.view()[strata::index_t(i)])[k], cells[i].w[k]));
+  using member_ref = decltype(strata::get<&nested_particle::vel>(view[0]));
+  static_assert(!requires(member_ref m) { m->x = 1.0f; }, "the arrow of a member_reference reads a copy: writing through it must not compile");
+}
+TEST(SoaView, MemberReferenceReadsFieldsAndElements) { member_reference_reads_parts<host_soa_c<nested_particle>>(); }
+TEST(AosoaView, MemberReferenceReadsFieldsAndElements) { member_reference_reads_parts<host_aosoa_c<nested_particle>>(); }
+
 // Const views read only: leaves and whole members alike (tests/compile_fail/write_through_const_view.cpp
 // shows the message a write gets).
 static_assert(!std::is_assignable_v<decltype(strata::get<&particle::x>(std::declval<strata::soa_reference<const particle>>())), float>);
