@@ -3,6 +3,7 @@
 // allocation failing; after each failure the container holds what it held and nothing leaked.
 #include <strata/strata.hpp>
 
+#include "common/allocation_failures.hpp"
 #include "common/records.hpp"
 #include "common/testing.hpp"
 
@@ -15,33 +16,10 @@ using strata::memory_space;
 
 namespace {
 
-long fail_at = -1;
-bool fail_kth(long ordinal, std::size_t, memory_space) { return ordinal == fail_at; }
-
-/// Runs op on a fresh state from make() with its k-th allocation failing, for k = 0, 1, ... until
-/// op runs through without failing; check(state) must hold after every failure.
+/// The sweep of common/allocation_failures.hpp: check(state) must hold after every failure.
 template <class Make, class Op, class Check>
 int fail_each_allocation(const char* name, Make make, Op op, Check check) {
-  for (long k = 0; k < 64; ++k) {
-    SCOPED_TRACE(std::string(name) + ": allocation " + std::to_string(k) + " fails");
-    auto state = make();
-    const long live = strata::testing::live_allocations.load();
-    fail_at = strata::testing::allocation_ordinal.load() + k;
-    strata::testing::fail_allocation_if = fail_kth;
-    bool threw = false;
-    try {
-      op(state);
-    } catch (const strata::out_of_memory& e) {
-      threw = true;
-      EXPECT_NE(std::string(e.what()).find("injected"), std::string::npos) << e.what();
-    }
-    strata::testing::fail_allocation_if = nullptr;
-    if (!threw) return int(k);  // op made k allocations
-    check(state);
-    EXPECT_EQ(strata::testing::live_allocations.load(), live) << "allocations leaked";
-  }
-  ADD_FAILURE() << name << ": still failing after 64 allocations";
-  return -1;
+  return sweep_allocation_failures(name, make, op, check, [](auto&) {}, false);
 }
 
 template <class C, class T>

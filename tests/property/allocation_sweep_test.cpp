@@ -8,6 +8,7 @@
 #include <strata/convert/convert.hpp>
 #include <strata/strata.hpp>
 
+#include "common/allocation_failures.hpp"
 #include "common/records.hpp"
 #include "common/testing.hpp"
 
@@ -25,40 +26,10 @@ using strata::memory_space;
 
 namespace {
 
-long fail_at = -1;
-bool fail_kth(long ordinal, std::size_t, memory_space) { return ordinal == fail_at; }
-
-/// Runs op on a fresh state from make() with its k-th allocation failing, for k = 0, 1, ...;
-/// after each failure unchanged(state) must hold, nothing may leak, and op on the same state then
-/// succeeds with done(state) holding. Returns how many allocations op made.
+/// The sweep of common/allocation_failures.hpp; each failed call is retried on the same operands.
 template <class Make, class Op, class Unchanged, class Done>
 int sweep(const std::string& name, Make make, Op op, Unchanged unchanged, Done done) {
-  for (long k = 0; k < 64; ++k) {
-    SCOPED_TRACE(name + ": allocation " + std::to_string(k) + " fails");
-    auto state = make();
-    const long live = strata::testing::live_allocations.load();
-    fail_at = strata::testing::allocation_ordinal.load() + k;
-    strata::testing::fail_allocation_if = fail_kth;
-    bool threw = false;
-    try {
-      op(state);
-    } catch (const strata::out_of_memory& e) {
-      threw = true;
-      EXPECT_NE(std::string(e.what()).find("injected"), std::string::npos) << e.what();
-    }
-    strata::testing::fail_allocation_if = nullptr;
-    if (!threw) {
-      done(state);
-      return int(k);
-    }
-    unchanged(state);
-    EXPECT_EQ(strata::testing::live_allocations.load(), live) << "allocations leaked";
-    op(state);  // the next call works
-    done(state);
-    if (::testing::Test::HasFailure()) return -1;
-  }
-  ADD_FAILURE() << name << ": still failing after 64 allocations";
-  return -1;
+  return sweep_allocation_failures(name, make, op, unchanged, done, true);
 }
 
 template <class C, class T>
