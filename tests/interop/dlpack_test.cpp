@@ -227,6 +227,18 @@ TEST(DLPack, RefusalsNameTheProblem) {
   odd.byte_offset = 2;
   EXPECT_THROW((void)strata::span_from_dlpack<float>(odd), strata::misaligned_pointer);
 
+  // An empty tensor without memory is a column of nothing; one at an offset from null is refused.
+  DLTensor none = t;
+  std::int64_t shape0[1] = {0};
+  none.data = nullptr, none.shape = shape0, none.byte_offset = 0;
+  EXPECT_TRUE(strata::span_from_dlpack<float>(none).empty());
+  none.byte_offset = 16;
+  EXPECT_NE(what_of([&] { (void)strata::span_from_dlpack<float>(none); }).find("data is null) but byte_offset 16"), std::string::npos);
+  DLTensor none2 = two_d;
+  std::int64_t shape00[2] = {0, 8};
+  none2.data = nullptr, none2.shape = shape00, none2.byte_offset = ~std::uint64_t(0) - 27;
+  EXPECT_THROW((void)strata::matrix_view_from_dlpack<float>(none2), strata::size_error);
+
   // Columns of different lengths.
   DLTensor shorter = t;
   std::int64_t shape10[1] = {10};
@@ -334,15 +346,18 @@ TEST(DLPack, RandomTensorsImportOrAreRefused) {
     const bool right_device = type == kDLCPU || type == kDLCUDAHost;  // host memory either way
 #endif
     const bool right_kind = t.dtype.code == kDLFloat && t.dtype.bits == 32 && t.dtype.lanes == 1 && right_device;
+    // Computed as an integer: adding an offset to a null pointer is itself undefined.
+    auto expected_data = [&] { return reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(t.data) + std::uintptr_t(t.byte_offset)); };
     auto inside = [&](std::uint64_t last_elem) { return t.byte_offset <= elems * sizeof(float) && last_elem <= elems; };
     try {
       if (t.ndim == 2) {
         auto m = strata::matrix_view_from_dlpack<float>(t);
         ++imported;
         ASSERT_TRUE(right_kind) << "a tensor of another dtype or device was imported";
+        ASSERT_TRUE(t.data != nullptr || t.byte_offset == 0) << "a tensor without memory was imported at an offset";
         ASSERT_GE(m.rows, 0);
         ASSERT_GE(m.pitch, m.cols);
-        ASSERT_EQ(static_cast<const void*>(m.data), static_cast<const void*>(static_cast<const char*>(t.data) + t.byte_offset));
+        ASSERT_EQ(static_cast<const void*>(m.data), expected_data());
         if (m.rows > 0 && m.cols > 0) {
           const std::uint64_t first = t.byte_offset / sizeof(float), last = first + std::uint64_t((m.rows - 1) * m.pitch + m.cols);
           if (inside(last)) {
@@ -354,7 +369,8 @@ TEST(DLPack, RandomTensorsImportOrAreRefused) {
         auto sp = strata::span_from_dlpack<float>(t);
         ++imported;
         ASSERT_TRUE(right_kind) << "a tensor of another dtype or device was imported";
-        ASSERT_EQ(static_cast<const void*>(sp.data()), static_cast<const void*>(static_cast<const char*>(t.data) + t.byte_offset));
+        ASSERT_TRUE(t.data != nullptr || t.byte_offset == 0) << "a tensor without memory was imported at an offset";
+        ASSERT_EQ(static_cast<const void*>(sp.data()), expected_data());
         const std::uint64_t first = t.byte_offset / sizeof(float);
         if (!sp.empty() && inside(first + sp.size())) {
           const auto got = fetch(sp.data(), sp.size());

@@ -198,6 +198,10 @@ void check_dl_dtype(const DLTensor& t, const std::string& what) {
 template <class U>
 U* dl_data(const DLTensor& t) {
   // The offset is added as an integer: a hostile one must not form an out-of-bounds pointer.
+  // A tensor without memory (data null, only valid when empty) has no address to offset from.
+  if (t.data == nullptr && t.byte_offset != 0)
+    throw size_error("strata: DLPack tensor has no memory (data is null) but byte_offset " + std::to_string(t.byte_offset) +
+                     "; an empty tensor without memory has byte_offset 0");
   const std::uintptr_t at = reinterpret_cast<std::uintptr_t>(t.data);
   if (t.byte_offset > std::numeric_limits<std::uintptr_t>::max() - at)
     throw size_error("strata: DLPack tensor's byte_offset " + std::to_string(t.byte_offset) + " runs past the end of the address space");
