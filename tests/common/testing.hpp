@@ -100,10 +100,12 @@ std::string describe_difference(std::span<const T> got, std::span<const T> want)
   return out;
 }
 
-/// Copies n elements from any memory space to a host vector.
+/// Copies n elements from any memory space to a host vector (bools as bytes of 0 or 1:
+/// std::vector<bool> holds bits).
 template <class F>
-std::vector<std::remove_const_t<F>> fetch(const F* p, std::size_t n) {
-  std::vector<std::remove_const_t<F>> out(n);
+auto fetch(const F* p, std::size_t n) {
+  using E = std::conditional_t<std::is_same_v<std::remove_const_t<F>, bool>, unsigned char, std::remove_const_t<F>>;
+  std::vector<E> out(n);
   strata::copy_bytes(out.data(), p, n * sizeof(F));
   return out;
 }

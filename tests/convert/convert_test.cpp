@@ -25,7 +25,7 @@ class Convert : public ::testing::Test {};
 // convert/transpose.hpp), padded128 with padding; padded128, floats48, mixed80: leaves of one type
 // share a tile's lanes.
 using Records = ::testing::Types<particle, with_float3, eight_floats, mixed, mixed_convert, nested_particle, cell_record, big_record,
-                                 sixteen_floats, padded128, floats48, mixed80>;
+                                 sixteen_floats, padded128, floats48, mixed80, with_bools>;
 static_assert(strata::detail::warp_tile<sixteen_floats, sizeof(sixteen_floats)>::swizzle_unit == 4);
 static_assert(strata::detail::warp_tile<padded128, sizeof(padded128)>::swizzle_unit == 8);
 TYPED_TEST_SUITE(Convert, Records);

@@ -34,6 +34,15 @@ static_assert(sr::leaf_name<big_record, 8>() == "b.f[0]" && sr::leaf_name<big_re
 static_assert(sr::leaf_offset<big_record, 8>() == offsetof(big_record, b) + offsetof(inner_block, f));
 static_assert(sr::leaf_offset<big_record, 18>() == offsetof(big_record, id));
 
+// bool members after wider ones, in arrays and nested structs, sit where the compiler put them
+// (offsets are read off bytes of 0 and 1, the only bytes a bool may hold).
+static_assert(sr::leaf_count<with_bools> == 1 + 1 + 3 + 2 + 1 + 1);
+static_assert(sr::leaf_offset<with_bools, 1>() == offsetof(with_bools, alive));
+static_assert(sr::leaf_offset<with_bools, 4>() == offsetof(with_bools, mask) + 2);
+static_assert(sr::leaf_offset<with_bools, 6>() == offsetof(with_bools, inner) + offsetof(flagged, hit));
+static_assert(sr::leaf_offset<with_bools, 8>() == offsetof(with_bools, last));
+static_assert(strata::reflect::field_offset<flagged, 1>() == offsetof(flagged, hit));
+
 // __half2 (and its host stand-in) stays one 4-byte leaf; float3 opens.
 static_assert(sr::leaf_count<mixed_convert> == 3 + 1 + 1 + 1 && sr::leaf_name<mixed_convert, 4>() == "q");
 

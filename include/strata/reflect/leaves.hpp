@@ -93,15 +93,15 @@ struct vector_traits<V> {
 
 // ---- steps and paths ----------------------------------------------------------------------------
 namespace detail {
-/// Offset of member P of a trivially copyable V, read off a counting byte pattern (see reflect.hpp).
+/// Offset of member P of a trivially copyable V, read off bytes of 0 and 1 (see reflect.hpp).
 template <class V, auto P>
 constexpr std::size_t member_offset_by_pattern() {
   using M = decltype(member_type_of(P));
   std::size_t off = 0;
-  for (std::size_t pass = 0, shift = 0; pass == 0 || (sizeof(V) >> shift) > 0; ++pass, shift += 8) {
+  for (std::size_t bit = 0; (std::size_t(1) << bit) < sizeof(V); ++bit) {
     std::array<unsigned char, sizeof(V)> bytes{};
-    for (std::size_t i = 0; i < sizeof(V); ++i) bytes[i] = static_cast<unsigned char>(i >> shift);
-    off |= std::size_t(std::bit_cast<std::array<unsigned char, sizeof(M)>>(std::bit_cast<V>(bytes).*P)[0]) << shift;
+    for (std::size_t i = 0; i < sizeof(V); ++i) bytes[i] = static_cast<unsigned char>((i >> bit) & 1u);
+    off |= std::size_t(std::bit_cast<std::array<unsigned char, sizeof(M)>>(std::bit_cast<V>(bytes).*P)[0] & 1u) << bit;
   }
   return off;
 }

@@ -135,20 +135,21 @@ namespace detail {
 template <class T>
 concept constexpr_value_initializable = requires { typename std::integral_constant<int, (static_cast<void>(T{}), 0)>; };
 
-/// Byte offsets of T's fields, read off the object: T's bytes are set to a counting pattern
-/// through std::bit_cast, and the first byte of each field says where the field starts (two or
-/// more passes for records past 256 bytes). Exact whatever the order of adaptation and whatever
-/// alignas a member carries. Needs a trivially copyable T.
+/// Byte offsets of T's fields, read off the object: pass k sets byte i of T to bit k of i through
+/// std::bit_cast, and the first byte of each field gives bit k of where the field starts. Every byte
+/// is 0 or 1, a valid object representation of every member type (a bool holding any other byte is
+/// not one, and reads back as 0 or 1). Exact whatever the order of adaptation and whatever alignas
+/// a member carries. Needs a trivially copyable T.
 template <class T>
 constexpr std::array<std::size_t, field_count<T>> offsets_by_pattern() {
   std::array<std::size_t, field_count<T>> off{};
-  for (std::size_t pass = 0, shift = 0; pass == 0 || (sizeof(T) >> shift) > 0; ++pass, shift += 8) {
+  for (std::size_t bit = 0; (std::size_t(1) << bit) < sizeof(T); ++bit) {
     std::array<unsigned char, sizeof(T)> bytes{};
-    for (std::size_t i = 0; i < sizeof(T); ++i) bytes[i] = static_cast<unsigned char>(i >> shift);
+    for (std::size_t i = 0; i < sizeof(T); ++i) bytes[i] = static_cast<unsigned char>((i >> bit) & 1u);
     const T obj = std::bit_cast<T>(bytes);
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-      ((off[I] |= std::size_t(std::bit_cast<std::array<unsigned char, sizeof(field_type_t<T, I>)>>(obj.*member_pointer<T, I>)[0])
-                  << shift),
+      ((off[I] |= std::size_t(std::bit_cast<std::array<unsigned char, sizeof(field_type_t<T, I>)>>(obj.*member_pointer<T, I>)[0] & 1u)
+                  << bit),
        ...);
     }(std::make_index_sequence<field_count<T>>{});
   }
