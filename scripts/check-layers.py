@@ -27,6 +27,7 @@ LAYERS = [
     ("algorithm", ["algorithm/", "convert/convert.hpp"]),
     ("interop", ["interop/"]),
     ("distributed", ["distributed/"]),
+    ("io", ["io/"]),
     ("umbrella", ["strata.hpp"]),
 ]
 

@@ -34,6 +34,13 @@ if ! has_header dlpack/dlpack.h; then
     echo "install-deps: could not install libdlpack-dev; the DLPack tests will be left out" >&2
 fi
 
+# HDF5's C library for the io layer (strata/io/hdf5.hpp): without it its tests and example are left out.
+if ! has_header hdf5.h && ! has_header hdf5/serial/hdf5.h; then
+  echo "install-deps: installing libhdf5-dev"
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends libhdf5-dev; } ||
+    echo "install-deps: could not install libhdf5-dev; the io tests will be left out" >&2
+fi
+
 # CCCL (Thrust, CUB, libcu++) comes with the CUDA Toolkit; the host backend needs its headers too.
 if ! command -v nvcc >/dev/null && [ ! -e /usr/local/cuda/include/cccl/thrust/version.h ]; then
   echo "install-deps: the CUDA Toolkit 13 (nvcc and CCCL) is missing; install it from NVIDIA's packages" >&2

@@ -11,4 +11,7 @@ bash scripts/install-deps.sh
 cmake --preset "$preset"
 cmake --build --preset "$preset"
 ctest --preset "$preset" -j 2
+# The Python tests read files the C++ examples write (h5py reads examples/snapshots' HDF5 file).
+snapshots=build/$preset/examples/snapshots
+if [ -x "$snapshots" ]; then export STRATA_SNAPSHOTS_EXAMPLE="$PWD/$snapshots"; fi
 bash scripts/test-python.sh

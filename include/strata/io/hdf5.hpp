@@ -1,0 +1,859 @@
+// SPDX-License-Identifier: Apache-2.0
+// HDF5 files whose schema is the record's reflection: a container is written as a group holding one
+// dataset per leaf, named by the leaf's path (`pos.x` -> `pos/x`, `w[2]`), typed as HDF5 knows the
+// leaf's type, and read back into any layout and memory space. The files are plain HDF5: h5py,
+// HDFView, h5dump and every other HDF5 reader open them without strata.
+//
+// A group strata writes holds
+//   - per leaf: a 1-D dataset of `records` values, chunked, Fletcher32-checksummed (a damaged chunk
+//     fails its read instead of returning wrong values), optionally shuffled and deflated; attribute
+//     `strata.type` names the leaf's type (`float32`, `bfloat16`, `bool`, `opaque12`, ...);
+//   - attributes `strata.records` (uint64), `strata.record` (the C++ record type), `strata.layout`
+//     (the layout it was written from, informative only), `strata.version`, `strata.leaves` (the
+//     leaf names in reflection order, one per line) and `strata.schema` (JSON: name, type, byte size
+//     and offset of every leaf).
+// Types: integers and bool (an HDF5 enum FALSE / TRUE, as h5py writes NumPy's bool) as themselves,
+// float / double as IEEE binary32 / binary64, strata::half as IEEE binary16 (h5py reads it as
+// float16), strata::bfloat16 as an HDF5 float of 1 sign, 8 exponent and 7 mantissa bits (h5py reads
+// it converted to float16, where values past 65504 become inf: read it as float32 there), and any
+// other leaf (an opaque struct, __half2) as an HDF5 opaque type of its size tagged with its C++ name.
+//
+// Reading matches the destination record's leaves to the file's by name, so a record type that has
+// changed since the file was written still reads (schema evolution): leaves the file has and the
+// record lacks are skipped; a leaf renamed since is mapped by read_options::renames; a leaf the file
+// lacks is an error naming it, or zero where read_options::missing asks; a leaf stored narrower
+// (int16 -> int32, float16 -> float, float -> double) is widened by HDF5's conversion, and one stored
+// wider or of another kind is an error naming it unless read_options::narrowing allows the
+// conversion. Reads fill a new container and replace the destination only when every leaf has been
+// read: a truncated, damaged or mismatched file leaves it as it was.
+//
+// Device containers move through two pinned staging blocks: the copy of one block between the GPU
+// and pinned memory runs while HDF5 writes (or reads) the other. Host containers are written from
+// and read into their own memory where a leaf's values are one array there (SoA).
+#pragma once
+
+#include <strata/container/basic_vector.hpp>
+#include <strata/layout/numeric.hpp>
+#include <strata/memory/checked.hpp>
+#include <strata/memory/device.hpp>
+#include <strata/memory/resource.hpp>
+#include <strata/reflect/leaves.hpp>
+#include <strata/version.hpp>
+
+#include <hdf5.h>
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace strata::io {
+
+/// A file that cannot be created, opened, read or written, or whose contents are damaged (a
+/// truncated file, a failed checksum, datasets of the wrong length). HDF5's own message follows.
+class file_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+/// The file's records do not fit the record type they are read into: a leaf missing, stored
+/// narrower than the file holds it, or of another kind. The message names the leaf.
+class schema_error : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+namespace h5 {
+
+/// Owns one HDF5 identifier (file, group, dataset, dataspace, type, attribute, property list).
+class id {
+ public:
+  id() = default;
+  id(hid_t h, herr_t (*close)(hid_t)) : h_(h), close_(close) {}
+  id(id&& o) noexcept : h_(std::exchange(o.h_, H5I_INVALID_HID)), close_(o.close_) {}
+  id& operator=(id&& o) noexcept {
+    if (this != &o) {
+      reset();
+      h_ = std::exchange(o.h_, H5I_INVALID_HID);
+      close_ = o.close_;
+    }
+    return *this;
+  }
+  ~id() { reset(); }
+  hid_t get() const noexcept { return h_; }
+  explicit operator bool() const noexcept { return h_ >= 0; }
+  void reset() noexcept {
+    if (h_ >= 0 && close_) (void)close_(h_);
+    h_ = H5I_INVALID_HID;
+  }
+
+ private:
+  hid_t h_ = H5I_INVALID_HID;
+  herr_t (*close_)(hid_t) = nullptr;
+};
+
+/// HDF5's error stack, innermost message last, as one line.
+inline std::string error_stack() {
+  std::string out;
+  auto walk = [](unsigned, const H5E_error2_t* e, void* data) -> herr_t {
+    auto& s = *static_cast<std::string*>(data);
+    if (e->desc && *e->desc) s += std::string(s.empty() ? "" : "; ") + e->desc;
+    return 0;
+  };
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk, &out);
+  H5Eclear2(H5E_DEFAULT);
+  return out.empty() ? std::string("no message from HDF5") : out;
+}
+
+/// HDF5 prints its error stack to stderr by default; while strata calls it, errors become
+/// exceptions instead, and the caller's setting is restored afterwards.
+class quiet {
+ public:
+  quiet() {
+    H5Eget_auto2(H5E_DEFAULT, &fn_, &data_);
+    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  }
+  ~quiet() { H5Eset_auto2(H5E_DEFAULT, fn_, data_); }
+  quiet(const quiet&) = delete;
+  quiet& operator=(const quiet&) = delete;
+
+ private:
+  H5E_auto2_t fn_ = nullptr;
+  void* data_ = nullptr;
+};
+
+[[noreturn]] inline void fail(const std::string& what) { throw file_error("strata::io: " + what + " (HDF5: " + error_stack() + ")"); }
+inline id check(hid_t h, herr_t (*close)(hid_t), const std::string& what) {
+  if (h < 0) fail(what);
+  return id(h, close);
+}
+inline void check(herr_t r, const std::string& what) {
+  if (r < 0) fail(what);
+}
+
+/// Whether every link on `path` (a/b/c) exists below loc.
+inline bool exists(hid_t loc, std::string_view path) {
+  for (std::size_t at = 0;;) {
+    const std::size_t slash = path.find('/', at);
+    const std::string prefix(path.substr(0, slash));
+    const htri_t e = H5Lexists(loc, prefix.c_str(), H5P_DEFAULT);
+    if (e < 0) fail("cannot look up '" + prefix + "'");
+    if (e == 0) return false;
+    if (slash == std::string_view::npos) return true;
+    at = slash + 1;
+  }
+}
+
+/// A variable-length UTF-8 string attribute (what h5py writes for a str, and reads back as one).
+inline void write_string_attribute(hid_t obj, const char* name, const std::string& value) {
+  id type = check(H5Tcopy(H5T_C_S1), H5Tclose, "string type");
+  check(H5Tset_size(type.get(), H5T_VARIABLE), "string type size");
+  check(H5Tset_cset(type.get(), H5T_CSET_UTF8), "string type charset");
+  id space = check(H5Screate(H5S_SCALAR), H5Sclose, "scalar dataspace");
+  id attr = check(H5Acreate2(obj, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose, std::string("attribute ") + name);
+  const char* text = value.c_str();
+  check(H5Awrite(attr.get(), type.get(), &text), std::string("attribute ") + name);
+}
+
+inline bool has_attribute(hid_t obj, const char* name) {
+  const htri_t e = H5Aexists(obj, name);
+  if (e < 0) fail(std::string("cannot look up attribute ") + name);
+  return e > 0;
+}
+
+/// A string attribute (fixed or variable length), or `fallback` where there is none.
+inline std::string read_string_attribute(hid_t obj, const char* name, std::string fallback = {}) {
+  if (!has_attribute(obj, name)) return fallback;
+  id attr = check(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose, std::string("attribute ") + name);
+  id type = check(H5Aget_type(attr.get()), H5Tclose, std::string("attribute ") + name);
+  if (H5Tget_class(type.get()) != H5T_STRING) throw file_error(std::string("strata::io: attribute ") + name + " is not a string");
+  if (H5Tis_variable_str(type.get()) > 0) {
+    id mem = check(H5Tcopy(H5T_C_S1), H5Tclose, "string type");
+    check(H5Tset_size(mem.get(), H5T_VARIABLE), "string type");
+    check(H5Tset_cset(mem.get(), H5Tget_cset(type.get())), "string type");
+    char* s = nullptr;
+    check(H5Aread(attr.get(), mem.get(), &s), std::string("attribute ") + name);
+    std::string out = s ? s : "";
+    H5free_memory(s);
+    return out;
+  }
+  const std::size_t n = H5Tget_size(type.get());
+  std::string out(n, '\0');
+  check(H5Aread(attr.get(), type.get(), out.data()), std::string("attribute ") + name);
+  out.resize(std::strlen(out.c_str()));
+  return out;
+}
+
+inline void write_u64_attribute(hid_t obj, const char* name, std::uint64_t value) {
+  id space = check(H5Screate(H5S_SCALAR), H5Sclose, "scalar dataspace");
+  id attr = check(H5Acreate2(obj, name, H5T_STD_U64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose, std::string("attribute ") + name);
+  check(H5Awrite(attr.get(), H5T_NATIVE_UINT64, &value), std::string("attribute ") + name);
+}
+
+inline std::uint64_t read_u64_attribute(hid_t obj, const char* name) {
+  id attr = check(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose, std::string("attribute ") + name);
+  std::uint64_t v = 0;
+  check(H5Aread(attr.get(), H5T_NATIVE_UINT64, &v), std::string("attribute ") + name);
+  return v;
+}
+
+/// IEEE-style float types HDF5 has no predefined name for, built from their bit fields.
+inline id float_type(std::size_t sign_pos, std::size_t exp_pos, std::size_t exp_bits, std::size_t mant_bits, std::size_t bias) {
+  id t = check(H5Tcopy(H5T_IEEE_F32LE), H5Tclose, "float type");
+  check(H5Tset_fields(t.get(), sign_pos, exp_pos, exp_bits, 0, mant_bits), "float type fields");
+  check(H5Tset_size(t.get(), 2), "float type size");
+  check(H5Tset_ebias(t.get(), bias), "float type bias");
+  return t;
+}
+
+}  // namespace h5
+
+/// The kind of value a leaf holds, as files describe it.
+struct leaf_kind {
+  enum class category { signed_integer, unsigned_integer, floating, boolean, opaque } what;
+  std::size_t bytes;
+  std::size_t mantissa_bits = 0;  // floats: stored mantissa bits
+  std::size_t exponent_bits = 0;  // floats
+  std::string tag;                // opaque: the C++ type's name
+  std::string name() const {
+    switch (what) {
+      case category::signed_integer: return "int" + std::to_string(bytes * 8);
+      case category::unsigned_integer: return "uint" + std::to_string(bytes * 8);
+      case category::boolean: return "bool";
+      case category::opaque: return "opaque" + std::to_string(bytes) + (tag.empty() ? "" : " (" + tag + ")");
+      case category::floating:
+        if (bytes == 2 && exponent_bits == 8) return "bfloat16";
+        return "float" + std::to_string(bytes * 8);
+    }
+    return "?";
+  }
+};
+
+namespace detail {
+
+template <class L>
+leaf_kind kind_of() {
+  using category = leaf_kind::category;
+  if constexpr (std::is_same_v<L, bool>) return {category::boolean, 1, 0, 0, {}};
+  else if constexpr (std::is_integral_v<L>) return {std::is_signed_v<L> ? category::signed_integer : category::unsigned_integer, sizeof(L), 0, 0, {}};
+  else if constexpr (std::is_same_v<L, float>) return {category::floating, 4, 23, 8, {}};
+  else if constexpr (std::is_same_v<L, double>) return {category::floating, 8, 52, 11, {}};
+  else if constexpr (std::is_same_v<L, strata::half>) return {category::floating, 2, 10, 5, {}};
+  else if constexpr (std::is_same_v<L, strata::bfloat16>) return {category::floating, 2, 7, 8, {}};
+  else return {category::opaque, sizeof(L), 0, 0, strata::detail::type_name<L>()};
+}
+
+/// The HDF5 type a leaf of type L is stored as (and read from memory as).
+template <class L>
+h5::id hdf5_type_of() {
+  using namespace h5;
+  const leaf_kind k = kind_of<L>();
+  switch (k.what) {
+    case leaf_kind::category::boolean: {
+      id t = check(H5Tenum_create(H5T_NATIVE_INT8), H5Tclose, "bool type");
+      const std::int8_t f = 0, tr = 1;
+      check(H5Tenum_insert(t.get(), "FALSE", &f), "bool type");
+      check(H5Tenum_insert(t.get(), "TRUE", &tr), "bool type");
+      return t;
+    }
+    case leaf_kind::category::signed_integer: {
+      const hid_t base[] = {H5T_STD_I8LE, H5T_STD_I16LE, H5T_STD_I32LE, H5T_STD_I64LE};
+      return check(H5Tcopy(base[k.bytes == 1 ? 0 : k.bytes == 2 ? 1 : k.bytes == 4 ? 2 : 3]), H5Tclose, "integer type");
+    }
+    case leaf_kind::category::unsigned_integer: {
+      const hid_t base[] = {H5T_STD_U8LE, H5T_STD_U16LE, H5T_STD_U32LE, H5T_STD_U64LE};
+      return check(H5Tcopy(base[k.bytes == 1 ? 0 : k.bytes == 2 ? 1 : k.bytes == 4 ? 2 : 3]), H5Tclose, "integer type");
+    }
+    case leaf_kind::category::floating:
+      if (k.bytes == 4) return check(H5Tcopy(H5T_IEEE_F32LE), H5Tclose, "float type");
+      if (k.bytes == 8) return check(H5Tcopy(H5T_IEEE_F64LE), H5Tclose, "float type");
+      if (k.exponent_bits == 5) return float_type(15, 10, 5, 10, 15);  // IEEE binary16
+      return float_type(15, 7, 8, 7, 127);                               // bfloat16
+    case leaf_kind::category::opaque: {
+      id t = check(H5Tcreate(H5T_OPAQUE, k.bytes), H5Tclose, "opaque type");
+      check(H5Tset_tag(t.get(), k.tag.substr(0, H5T_OPAQUE_TAG_MAX - 1).c_str()), "opaque type tag");
+      return t;
+    }
+  }
+  h5::fail("unknown leaf type");
+}
+
+/// The kind of an HDF5 type as a file stores it.
+inline leaf_kind kind_of_hdf5(hid_t t) {
+  using category = leaf_kind::category;
+  const std::size_t bytes = H5Tget_size(t);
+  switch (H5Tget_class(t)) {
+    case H5T_INTEGER: return {H5Tget_sign(t) == H5T_SGN_2 ? category::signed_integer : category::unsigned_integer, bytes, 0, 0, {}};
+    case H5T_FLOAT: {
+      std::size_t spos = 0, epos = 0, esize = 0, mpos = 0, msize = 0;
+      H5Tget_fields(t, &spos, &epos, &esize, &mpos, &msize);
+      return {category::floating, bytes, msize, esize, {}};
+    }
+    case H5T_ENUM: {
+      leaf_kind k{category::unsigned_integer, bytes, 0, 0, {}};
+      if (H5Tget_nmembers(t) == 2) {
+        char* a = H5Tget_member_name(t, 0);
+        char* b = H5Tget_member_name(t, 1);
+        if (a && b && std::string_view(a) == "FALSE" && std::string_view(b) == "TRUE") k.what = category::boolean;
+        H5free_memory(a), H5free_memory(b);
+      }
+      return k;
+    }
+    case H5T_OPAQUE: {
+      leaf_kind k{category::opaque, bytes, 0, 0, {}};
+      if (char* tag = H5Tget_tag(t)) k.tag = tag, H5free_memory(tag);
+      return k;
+    }
+    default: return {category::opaque, bytes, 0, 0, "an HDF5 type strata does not read"};
+  }
+}
+
+/// Whether every value of `from` is a value of `to` (a conversion that loses nothing).
+inline bool widens(const leaf_kind& from, const leaf_kind& to) {
+  using category = leaf_kind::category;
+  switch (to.what) {
+    case category::boolean: return from.what == category::boolean;
+    case category::opaque: return from.what == category::opaque && from.bytes == to.bytes && from.tag == to.tag;
+    case category::signed_integer:
+      return (from.what == category::signed_integer && from.bytes <= to.bytes) ||
+             (from.what == category::unsigned_integer && from.bytes < to.bytes);
+    case category::unsigned_integer: return from.what == category::unsigned_integer && from.bytes <= to.bytes;
+    case category::floating:
+      if (from.what == category::floating) return from.mantissa_bits <= to.mantissa_bits && from.exponent_bits <= to.exponent_bits;
+      if (from.what == category::signed_integer || from.what == category::unsigned_integer)
+        return from.bytes * 8 - (from.what == category::signed_integer ? 1 : 0) <= to.mantissa_bits + 1;
+      return false;
+  }
+  return false;
+}
+
+/// Whether HDF5 converts `from` to `to` at all (with rounding or clamping where it narrows).
+inline bool convertible(const leaf_kind& from, const leaf_kind& to) {
+  using category = leaf_kind::category;
+  auto numeric = [](const leaf_kind& k) { return k.what == category::signed_integer || k.what == category::unsigned_integer || k.what == category::floating; };
+  if (numeric(from) && numeric(to)) return !(from.what == category::floating && to.what != category::floating);
+  return widens(from, to);
+}
+
+/// A leaf's dataset path below its group: `pos.x` -> `pos/x`; `w[2]` stays.
+inline std::string dataset_path(std::string_view leaf) {
+  std::string p(leaf);
+  std::replace(p.begin(), p.end(), '.', '/');
+  return p;
+}
+
+inline std::string json_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\', out += c;
+    else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else out += c;
+  }
+  return out;
+}
+
+template <class T>
+std::string schema_json() {
+  std::string s = "{\"record\": \"" + json_escape(strata::detail::type_name<T>()) + "\", \"strata\": \"" STRATA_VERSION_STRING "\", \"leaves\": [";
+  reflect::for_each_leaf<T>([&](auto f) {
+    constexpr std::size_t L = decltype(f)::value;
+    if (L) s += ", ";
+    s += "{\"name\": \"" + json_escape(reflect::leaf_name<T, L>()) + "\", \"type\": \"" + json_escape(kind_of<reflect::leaf_type_t<T, L>>().name()) +
+         "\", \"bytes\": " + std::to_string(sizeof(reflect::leaf_type_t<T, L>)) + ", \"offset\": " + std::to_string(reflect::leaf_offset<T, L>()) + "}";
+  });
+  return s + "]}";
+}
+
+template <class M>
+std::string layout_name() {
+  if constexpr (layout::record_mapping<M>) return "aos";
+  else if constexpr (M::block == 0) return "soa";
+  else return "aosoa" + std::to_string(M::block);
+}
+
+/// Where a container's allocation starts (leaf L of record i lies M::leaf_offset(capacity, i, L)
+/// bytes after it), from its view.
+template <class T, class M, memory_space S>
+const std::byte* storage_base(const basic_vector<T, M, S>& c) {
+  if (c.capacity() == 0) return nullptr;
+  if constexpr (layout::record_mapping<M>) return reinterpret_cast<const std::byte*>(c.data());
+  else return c.const_view().column_bytes(0) - M::column_offset(c.capacity(), 0);
+}
+template <class T, class M, memory_space S>
+std::byte* storage_base(basic_vector<T, M, S>& c) {
+  return const_cast<std::byte*>(storage_base(std::as_const(c)));
+}
+
+/// Records per block of a blocked columnar mapping (AoSoA); 0 for SoA and record mappings.
+template <class M>
+constexpr std::size_t block_of() {
+  if constexpr (layout::columnar_mapping<M>) return M::block;
+  else return 0;
+}
+/// Records [s, e) of a mapping whose records lie together (a record mapping, or blocks of a
+/// blocked one): the byte range of the allocation covering them, widened to whole blocks.
+template <class M>
+std::pair<std::size_t, std::size_t> covering_bytes(std::size_t capacity, std::size_t s, std::size_t e) {
+  std::size_t s0 = s, e1 = e;
+  if constexpr (constexpr std::size_t blk = block_of<M>(); blk > 0) {
+    s0 = s / blk * blk;
+    e1 = std::min(capacity, (e + blk - 1) / blk * blk);
+  }
+  std::size_t lo = ~std::size_t(0), hi = 0;
+  for (std::size_t l = 0; l < M::leaves; ++l) {
+    lo = std::min(lo, M::leaf_offset(capacity, s0, l));
+    hi = std::max(hi, M::leaf_offset(capacity, e1 - 1, l) + reflect::leaf_sizes<typename M::record>[l]);
+  }
+  return {lo, hi};
+}
+
+/// A leaf's values of consecutive records are one array over the whole allocation (SoA).
+template <class M>
+inline constexpr bool whole_columns = layout::columnar_mapping<M> && block_of<M>() == 0;
+
+/// Leaf l of records [s, s + n) gathered into `out` (n values) from `at`, which holds an
+/// allocation of `capacity` records from its byte `origin` on (the whole allocation: origin 0).
+template <class M>
+void gather_leaf(const std::byte* at, std::size_t origin, std::size_t capacity, std::size_t s, std::size_t n, std::size_t l, std::size_t bytes,
+                 std::byte* out) {
+  for (std::size_t i = 0; i < n; ++i) std::memcpy(out + i * bytes, at + (M::leaf_offset(capacity, s + i, l) - origin), bytes);
+}
+template <class M>
+void scatter_leaf(std::byte* at, std::size_t origin, std::size_t capacity, std::size_t s, std::size_t n, std::size_t l, std::size_t bytes,
+                  const std::byte* in) {
+  for (std::size_t i = 0; i < n; ++i) std::memcpy(at + (M::leaf_offset(capacity, s + i, l) - origin), in + i * bytes, bytes);
+}
+
+inline h5::id dataspace(hsize_t n, bool unlimited) {
+  const hsize_t maxdims = unlimited ? H5S_UNLIMITED : n;
+  return h5::check(H5Screate_simple(1, &n, &maxdims), H5Sclose, "dataspace");
+}
+inline h5::id file_selection(hid_t dset, hsize_t first, hsize_t count, const std::string& what) {
+  h5::id space = h5::check(H5Dget_space(dset), H5Sclose, what);
+  h5::check(H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &first, nullptr, &count, nullptr), what);
+  return space;
+}
+
+}  // namespace detail
+
+/// An HDF5 file, open for reading or for reading and writing; closed when the last copy of it goes.
+class file {
+ public:
+  enum class mode { read, read_write };
+  /// A new file at `path`, replacing any file there.
+  static file create(const std::string& path) {
+    h5::quiet q;
+    return file(h5::check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose, "cannot create '" + path + "'"), path);
+  }
+  /// An existing file; a missing, truncated or non-HDF5 file is a file_error.
+  static file open(const std::string& path, mode m = mode::read) {
+    h5::quiet q;
+    const unsigned flags = m == mode::read ? H5F_ACC_RDONLY : H5F_ACC_RDWR;
+    return file(h5::check(H5Fopen(path.c_str(), flags, H5P_DEFAULT), H5Fclose, "cannot open '" + path + "' as an HDF5 file (missing, truncated or not HDF5?)"), path);
+  }
+  hid_t id() const noexcept { return id_ ? id_->get() : H5I_INVALID_HID; }
+  const std::string& path() const noexcept { return path_; }
+  /// Writes what HDF5 buffers to the disk.
+  void flush() const {
+    h5::quiet q;
+    h5::check(H5Fflush(id(), H5F_SCOPE_LOCAL), "cannot flush '" + path_ + "'");
+  }
+
+ private:
+  file(h5::id f, std::string path) : id_(std::make_shared<h5::id>(std::move(f))), path_(std::move(path)) {}
+  std::shared_ptr<h5::id> id_;  // shared: copies of a file name one open file
+  std::string path_;
+};
+
+struct write_options {
+  /// Records per HDF5 chunk (the unit a reader decompresses and checksums); clamped to [1, size].
+  std::size_t chunk_records = std::size_t(1) << 20;
+  /// gzip level 0 (none) .. 9; with compression the byte-shuffle filter runs first.
+  int deflate = 0;
+  /// A Fletcher32 checksum per chunk: a damaged chunk fails its read.
+  bool checksum = true;
+  /// Replace a group already at the path (otherwise that is an error).
+  bool overwrite = false;
+  /// Records per staging block for device containers (two blocks of pinned memory).
+  std::size_t staging_records = std::size_t(1) << 21;
+};
+
+struct read_options {
+  /// Records [first, first + count) of the file (count: all from first by default).
+  std::uint64_t first = 0;
+  std::uint64_t count = ~std::uint64_t(0);
+  /// The record's leaf name -> the name the file stores it under (leaves renamed since writing).
+  std::map<std::string, std::string, std::less<>> renames;
+  /// What a leaf the file lacks reads as: an error (the default) or zero.
+  enum class missing_leaves { error, zero } missing = missing_leaves::error;
+  /// Allow conversions that may lose values (float64 -> float32, int32 -> int16; HDF5 rounds and
+  /// clamps). Without it they are schema_errors naming the leaf.
+  bool narrowing = false;
+  /// Records per staging block for device containers.
+  std::size_t staging_records = std::size_t(1) << 21;
+};
+
+/// One leaf of a group in a file.
+struct leaf_info {
+  std::string name;  ///< strata's leaf name (`pos.x`)
+  leaf_kind kind;
+  std::uint64_t records;
+};
+
+/// What a group strata wrote holds: its record count, record type and leaves.
+struct group_info {
+  std::uint64_t records = 0;
+  std::string record;  ///< the C++ record type it was written from
+  std::string layout;  ///< the layout it was written from
+  std::vector<leaf_info> leaves;
+};
+
+namespace detail {
+
+inline h5::id open_group(const file& f, const std::string& path) {
+  if (path.empty() || path == "/") return h5::check(H5Gopen2(f.id(), "/", H5P_DEFAULT), H5Gclose, "cannot open the root group of '" + f.path() + "'");
+  if (!h5::exists(f.id(), path)) throw file_error("strata::io: '" + f.path() + "' has no group '" + path + "'");
+  return h5::check(H5Gopen2(f.id(), path.c_str(), H5P_DEFAULT), H5Gclose, "cannot open group '" + path + "' of '" + f.path() + "'");
+}
+
+inline std::vector<std::string> split_lines(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at < s.size()) {
+    std::size_t nl = s.find('\n', at);
+    if (nl == std::string::npos) nl = s.size();
+    if (nl > at) out.emplace_back(s.substr(at, nl - at));
+    at = nl + 1;
+  }
+  return out;
+}
+
+inline std::uint64_t dataset_length(hid_t dset, const std::string& what) {
+  h5::id space = h5::check(H5Dget_space(dset), H5Sclose, what);
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  if (rank != 1) throw file_error("strata::io: " + what + " has " + std::to_string(rank) + " dimensions; a leaf has 1");
+  hsize_t n = 0;
+  H5Sget_simple_extent_dims(space.get(), &n, nullptr);
+  return n;
+}
+
+}  // namespace detail
+
+/// What group `path` of `f` holds (written by strata: it lists its leaves).
+inline group_info describe(const file& f, const std::string& path) {
+  h5::quiet q;
+  h5::id g = detail::open_group(f, path);
+  if (!h5::has_attribute(g.get(), "strata.leaves"))
+    throw file_error("strata::io: group '" + path + "' of '" + f.path() + "' was not written by strata (no strata.leaves attribute)");
+  group_info info;
+  info.records = h5::has_attribute(g.get(), "strata.records") ? h5::read_u64_attribute(g.get(), "strata.records") : 0;
+  info.record = h5::read_string_attribute(g.get(), "strata.record");
+  info.layout = h5::read_string_attribute(g.get(), "strata.layout");
+  for (const std::string& name : detail::split_lines(h5::read_string_attribute(g.get(), "strata.leaves"))) {
+    const std::string ds = detail::dataset_path(name);
+    if (!h5::exists(g.get(), ds)) throw file_error("strata::io: group '" + path + "' of '" + f.path() + "' lists leaf '" + name + "' but has no dataset '" + ds + "' (damaged file)");
+    h5::id d = h5::check(H5Dopen2(g.get(), ds.c_str(), H5P_DEFAULT), H5Dclose, "cannot open leaf '" + name + "'");
+    h5::id t = h5::check(H5Dget_type(d.get()), H5Tclose, "leaf '" + name + "'");
+    info.leaves.push_back({name, detail::kind_of_hdf5(t.get()), detail::dataset_length(d.get(), "leaf '" + name + "'")});
+  }
+  return info;
+}
+
+/// Writes the records of `c` (any layout, any memory space) as group `path` of `f`: one dataset per
+/// leaf and the schema attributes (see the top of this header). The group appears only when every
+/// leaf has been written: it is built under a temporary name and renamed at the end, so a failed
+/// write leaves no partial group at `path` (and, with overwrite, the old group until the rename).
+template <class T, class M, memory_space S>
+void write(const file& f, const std::string& path, const basic_vector<T, M, S>& c, const write_options& o = {}) {
+  h5::quiet q;
+  if (path.empty() || path == "/") throw std::invalid_argument("strata::io::write: name a group below the file's root");
+  if (o.deflate < 0 || o.deflate > 9) throw std::invalid_argument("strata::io::write: deflate level " + std::to_string(o.deflate) + " is not 0..9");
+  if (o.staging_records == 0) throw std::invalid_argument("strata::io::write: staging_records is 0");
+  const bool existed = h5::exists(f.id(), path);
+  if (existed && !o.overwrite) throw file_error("strata::io::write: '" + f.path() + "' already has '" + path + "' (write_options::overwrite replaces it)");
+  if (o.deflate > 0 && H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0) throw file_error("strata::io::write: this HDF5 library has no deflate (gzip) filter");
+
+  const std::string partial = path + ".strata-partial";
+  if (h5::exists(f.id(), partial)) h5::check(H5Ldelete(f.id(), partial.c_str(), H5P_DEFAULT), "cannot remove an earlier partial write");
+  h5::id lcpl = h5::check(H5Pcreate(H5P_LINK_CREATE), H5Pclose, "link property list");
+  h5::check(H5Pset_create_intermediate_group(lcpl.get(), 1), "link property list");
+  h5::id g = h5::check(H5Gcreate2(f.id(), partial.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), H5Gclose, "cannot create group '" + path + "' in '" + f.path() + "'");
+  try {
+    c.wait();  // work queued on the container elsewhere lands first
+    const std::size_t n = c.size();
+    const hsize_t chunk = std::max<hsize_t>(1, std::min<hsize_t>(n, std::max<std::size_t>(o.chunk_records, 1)));
+    h5::id dcpl = h5::check(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset property list");
+    h5::check(H5Pset_chunk(dcpl.get(), 1, &chunk), "chunked layout");
+    if (o.checksum) h5::check(H5Pset_fletcher32(dcpl.get()), "checksum filter");
+    if (o.deflate > 0) h5::check(H5Pset_shuffle(dcpl.get()), "shuffle filter"), h5::check(H5Pset_deflate(dcpl.get(), unsigned(o.deflate)), "deflate filter");
+
+    std::array<h5::id, reflect::leaf_count<T>> dsets, types;
+    std::string names;
+    reflect::for_each_leaf<T>([&](auto leaf) {
+      constexpr std::size_t L = decltype(leaf)::value;
+      using V = reflect::leaf_type_t<T, L>;
+      const std::string name(reflect::leaf_name<T, L>());
+      types[L] = detail::hdf5_type_of<V>();
+      h5::id space = detail::dataspace(n, true);
+      dsets[L] = h5::check(H5Dcreate2(g.get(), detail::dataset_path(name).c_str(), types[L].get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
+                           H5Dclose, "cannot create leaf '" + name + "'");
+      h5::write_string_attribute(dsets[L].get(), "strata.type", detail::kind_of<V>().name());
+      names += name + "\n";
+    });
+
+    // Records [s, s + b) of leaf l from host-readable memory at `base` (the allocation's layout).
+    std::vector<std::byte> column;
+    auto write_block = [&](const std::byte* at, std::size_t origin, std::size_t cap, std::size_t s, std::size_t b) {
+      reflect::for_each_leaf<T>([&](auto leaf) {
+        constexpr std::size_t L = decltype(leaf)::value;
+        constexpr std::size_t bytes = sizeof(reflect::leaf_type_t<T, L>);
+        const std::byte* values = at + (M::leaf_offset(cap, s, L) - origin);
+        if constexpr (!detail::whole_columns<M>) {
+          column.resize(b * bytes);
+          detail::gather_leaf<M>(at, origin, cap, s, b, L, bytes, column.data());
+          values = column.data();
+        }
+        h5::id mem = detail::dataspace(b, false);
+        h5::id sel = detail::file_selection(dsets[L].get(), s, b, "leaf '" + std::string(reflect::leaf_name<T, L>()) + "'");
+        h5::check(H5Dwrite(dsets[L].get(), types[L].get(), mem.get(), sel.get(), H5P_DEFAULT, values),
+                  "cannot write leaf '" + std::string(reflect::leaf_name<T, L>()) + "' to '" + f.path() + "'");
+      });
+    };
+
+    const std::size_t cap = c.capacity();
+    if (n > 0) {
+      const std::byte* base = detail::storage_base(c);
+      if constexpr (S != memory_space::device) {
+        write_block(base, 0, cap, 0, n);
+      } else {
+        // Two pinned blocks: block k + 1 crosses from the GPU while HDF5 writes block k. Each holds
+        // the allocation's bytes of its records (per leaf for SoA, the covering range otherwise),
+        // laid out as in the allocation with block k's first byte at the stage's start.
+        std::size_t step = std::min(n, o.staging_records);
+        if constexpr (constexpr std::size_t blk = detail::block_of<M>(); blk > 0) step = std::max<std::size_t>(blk, step / blk * blk);
+        auto stage_bytes = [&](std::size_t s, std::size_t b) {
+          if constexpr (detail::whole_columns<M>) {
+            std::size_t total = 0;
+            for (std::size_t l = 0; l < M::leaves; ++l) total += b * reflect::leaf_sizes<T>[l];
+            return total;
+          } else {
+            auto [lo, hi] = detail::covering_bytes<M>(cap, s, s + b);
+            return hi - lo;
+          }
+        };
+        std::size_t most = 0;
+        for (std::size_t s = 0; s < n; s += step) most = std::max(most, stage_bytes(s, std::min(step, n - s)));
+        buffer stage[2] = {buffer(most, memory_space::pinned), buffer(most, memory_space::pinned)};
+        strata::detail::device_guard on(c.device());
+        // Per SoA leaf, where its values of the block sit in the stage.
+        std::array<std::size_t, M::leaves> at{};
+        auto fetch = [&](std::size_t s, std::size_t b, std::byte* into) {
+          if constexpr (detail::whole_columns<M>) {
+            std::size_t off = 0;
+            for (std::size_t l = 0; l < M::leaves; ++l) {
+              at[l] = off;
+              copy_bytes_async(into + off, base + M::leaf_offset(cap, s, l), b * reflect::leaf_sizes<T>[l], stream_t{});
+              off += b * reflect::leaf_sizes<T>[l];
+            }
+          } else {
+            auto [lo, hi] = detail::covering_bytes<M>(cap, s, s + b);
+            copy_bytes_async(into, base + lo, hi - lo, stream_t{});
+          }
+        };
+        fetch(0, std::min(step, n), stage[0].data());
+        for (std::size_t s = 0, k = 0; s < n; s += step, ++k) {
+          const std::size_t b = std::min(step, n - s);
+          synchronize(stream_t{});
+          std::array<std::size_t, M::leaves> mine = at;
+          if (s + step < n) fetch(s + step, std::min(step, n - s - step), stage[(k + 1) % 2].data());
+          const std::byte* here = stage[k % 2].data();
+          if constexpr (detail::whole_columns<M>) {
+            // A stage holds each leaf's b values back to back: write them as columns of a
+            // b-record allocation (leaf_offset(cap, 0, l) = mine[l] there).
+            reflect::for_each_leaf<T>([&](auto leaf) {
+              constexpr std::size_t L = decltype(leaf)::value;
+              h5::id mem = detail::dataspace(b, false);
+              h5::id sel = detail::file_selection(dsets[L].get(), s, b, "leaf '" + std::string(reflect::leaf_name<T, L>()) + "'");
+              h5::check(H5Dwrite(dsets[L].get(), types[L].get(), mem.get(), sel.get(), H5P_DEFAULT, here + mine[L]),
+                        "cannot write leaf '" + std::string(reflect::leaf_name<T, L>()) + "' to '" + f.path() + "'");
+            });
+          } else {
+            const std::size_t lo = detail::covering_bytes<M>(cap, s, s + b).first;
+            write_block(here, lo, cap, s, b);  // the stage holds the allocation from its byte lo
+          }
+        }
+      }
+    }
+
+    h5::write_u64_attribute(g.get(), "strata.records", n);
+    h5::write_string_attribute(g.get(), "strata.record", strata::detail::type_name<T>());
+    h5::write_string_attribute(g.get(), "strata.layout", detail::layout_name<M>());
+    h5::write_string_attribute(g.get(), "strata.version", STRATA_VERSION_STRING);
+    h5::write_string_attribute(g.get(), "strata.leaves", names);
+    h5::write_string_attribute(g.get(), "strata.schema", detail::schema_json<T>());
+    for (auto& d : dsets) d.reset();
+    g.reset();
+    if (existed) h5::check(H5Ldelete(f.id(), path.c_str(), H5P_DEFAULT), "cannot replace '" + path + "'");
+    h5::check(H5Lmove(f.id(), partial.c_str(), f.id(), path.c_str(), lcpl.get(), H5P_DEFAULT), "cannot name the written group '" + path + "'");
+  } catch (...) {
+    g.reset();
+    (void)H5Ldelete(f.id(), partial.c_str(), H5P_DEFAULT);
+    H5Eclear2(H5E_DEFAULT);
+    throw;
+  }
+}
+
+/// Reads group `path` of `f` into `dst` (any layout, any memory space; its record type may differ
+/// from the one written, see read_options). `dst` is replaced only when every leaf has been read.
+template <class T, class M, memory_space S>
+void read(const file& f, const std::string& path, basic_vector<T, M, S>& dst, const read_options& o = {}) {
+  using basic = basic_vector<T, M, S>;
+  h5::quiet q;
+  if (o.staging_records == 0) throw std::invalid_argument("strata::io::read: staging_records is 0");
+  h5::id g = detail::open_group(f, path);
+  const std::string where = "'" + path + "' of '" + f.path() + "'";
+  const std::vector<std::string> file_leaves = detail::split_lines(h5::read_string_attribute(g.get(), "strata.leaves"));
+  if (!h5::has_attribute(g.get(), "strata.records")) throw file_error("strata::io::read: " + where + " was not written by strata (no strata.records attribute)");
+  const std::uint64_t records = h5::read_u64_attribute(g.get(), "strata.records");
+  if (o.first > records) throw std::out_of_range("strata::io::read: first record " + std::to_string(o.first) + " is past the " + std::to_string(records) + " records of " + where);
+  const std::uint64_t count = std::min<std::uint64_t>(o.count, records - o.first);
+  if (count > basic::max_size()) throw size_error("strata::io::read: " + std::to_string(count) + " records exceed the container's max_size()");
+  const std::size_t n = std::size_t(count);
+
+  // Match the record's leaves to the file's, and check every one before anything is read.
+  std::array<h5::id, reflect::leaf_count<T>> dsets, types;
+  auto listing = [&] {
+    std::string s;
+    for (const auto& l : file_leaves) s += (s.empty() ? "" : ", ") + l;
+    return s.empty() ? std::string("none listed") : s;
+  };
+  reflect::for_each_leaf<T>([&](auto leaf) {
+    constexpr std::size_t L = decltype(leaf)::value;
+    using V = reflect::leaf_type_t<T, L>;
+    const std::string name(reflect::leaf_name<T, L>());
+    const auto renamed = o.renames.find(name);
+    const std::string stored = renamed == o.renames.end() ? name : renamed->second;
+    const std::string ds = detail::dataset_path(stored);
+    const std::string called = stored == name ? "leaf '" + name + "'" : "leaf '" + name + "' (stored as '" + stored + "')";
+    if (!h5::exists(g.get(), ds)) {
+      if (o.missing == read_options::missing_leaves::zero) return;
+      throw schema_error("strata::io::read: " + where + " has no " + called + " of " + strata::detail::type_name<T>() + "; the file's leaves: " + listing() +
+                         " (read_options::renames maps a renamed leaf, read_options::missing = zero reads a new one as zero)");
+    }
+    h5::id d = h5::check(H5Dopen2(g.get(), ds.c_str(), H5P_DEFAULT), H5Dclose, "cannot open " + called + " of " + where);
+    const std::uint64_t len = detail::dataset_length(d.get(), called + " of " + where);
+    if (len != records)
+      throw file_error("strata::io::read: " + called + " of " + where + " holds " + std::to_string(len) + " records, the group says " +
+                       std::to_string(records) + " (a truncated or damaged file)");
+    h5::id ft = h5::check(H5Dget_type(d.get()), H5Tclose, called);
+    const leaf_kind from = detail::kind_of_hdf5(ft.get()), to = detail::kind_of<V>();
+    if (!detail::widens(from, to)) {
+      if (!detail::convertible(from, to))
+        throw schema_error("strata::io::read: " + called + " is " + from.name() + " in " + where + " and " + to.name() + " in " + strata::detail::type_name<T>() +
+                           ": no conversion between them");
+      if (!o.narrowing)
+        throw schema_error("strata::io::read: " + called + " is " + from.name() + " in " + where + " and " + to.name() + " in " + strata::detail::type_name<T>() +
+                           ": reading it may lose values (read_options::narrowing allows it)");
+    }
+    types[L] = detail::hdf5_type_of<V>();
+    dsets[L] = std::move(d);
+  });
+
+  basic out(n);  // value-initialised: leaves the file lacks read as zero
+  if (n > 0) {
+    const std::size_t cap = out.capacity();
+    std::vector<std::byte> column;
+    // Records [s, s + b) of the file's range into host-writable memory at `base` (laid out as the
+    // allocation, record s's bytes where they belong for an allocation of capacity cap).
+    auto read_leaf = [&](auto leaf, std::size_t s, std::size_t b, std::byte* values) {
+      constexpr std::size_t L = decltype(leaf)::value;
+      h5::id mem = detail::dataspace(b, false);
+      h5::id sel = detail::file_selection(dsets[L].get(), o.first + s, b, "leaf");
+      h5::check(H5Dread(dsets[L].get(), types[L].get(), mem.get(), sel.get(), H5P_DEFAULT, values),
+                "cannot read leaf '" + std::string(reflect::leaf_name<T, L>()) + "' of " + where + " (a truncated or damaged file?)");
+    };
+    auto read_block = [&](std::byte* at, std::size_t origin, std::size_t s, std::size_t b) {
+      reflect::for_each_leaf<T>([&](auto leaf) {
+        constexpr std::size_t L = decltype(leaf)::value;
+        constexpr std::size_t bytes = sizeof(reflect::leaf_type_t<T, L>);
+        if (!dsets[L]) return;
+        if constexpr (detail::whole_columns<M>) {
+          read_leaf(leaf, s, b, at + (M::leaf_offset(cap, s, L) - origin));
+        } else {
+          column.resize(b * bytes);
+          read_leaf(leaf, s, b, column.data());
+          detail::scatter_leaf<M>(at, origin, cap, s, b, L, bytes, column.data());
+        }
+      });
+    };
+    std::byte* base = detail::storage_base(out);
+    if constexpr (S != memory_space::device) {
+      read_block(base, 0, 0, n);
+    } else {
+      std::size_t step = std::min(n, o.staging_records);
+      if constexpr (constexpr std::size_t blk = detail::block_of<M>(); blk > 0) step = std::max<std::size_t>(blk, step / blk * blk);
+      std::size_t most = 0;
+      for (std::size_t s = 0; s < n; s += step) {
+        const std::size_t b = std::min(step, n - s);
+        if constexpr (detail::whole_columns<M>) {
+          std::size_t total = 0;
+          for (std::size_t l = 0; l < M::leaves; ++l) total += b * reflect::leaf_sizes<T>[l];
+          most = std::max(most, total);
+        } else {
+          auto [lo, hi] = detail::covering_bytes<M>(cap, s, s + b);
+          most = std::max(most, hi - lo);
+        }
+      }
+      buffer stage[2] = {buffer(most, memory_space::pinned), buffer(most, memory_space::pinned)};
+      strata::detail::device_guard on(out.device());
+      // HDF5 fills block k's stage while block k - 1 crosses to the GPU.
+      for (std::size_t s = 0, k = 0; s < n; s += step, ++k) {
+        const std::size_t b = std::min(step, n - s);
+        std::byte* here = stage[k % 2].data();
+        if constexpr (detail::whole_columns<M>) {
+          std::size_t off = 0;
+          std::array<std::size_t, M::leaves> at{};
+          reflect::for_each_leaf<T>([&](auto leaf) {
+            constexpr std::size_t L = decltype(leaf)::value;
+            at[L] = off;
+            if (dsets[L]) read_leaf(leaf, s, b, here + off);
+            off += b * reflect::leaf_sizes<T>[L];
+          });
+          synchronize(stream_t{});
+          for (std::size_t l = 0; l < M::leaves; ++l)
+            if (dsets[l]) copy_bytes_async(base + M::leaf_offset(cap, s, l), here + at[l], b * reflect::leaf_sizes<T>[l], stream_t{});
+        } else {
+          auto [lo, hi] = detail::covering_bytes<M>(cap, s, s + b);
+          std::memset(here, 0, hi - lo);  // padding and leaves the file lacks: zero, as out holds them
+          read_block(here, lo, s, b);
+          synchronize(stream_t{});
+          copy_bytes_async(base + lo, here, hi - lo, stream_t{});
+        }
+      }
+      synchronize(stream_t{});
+    }
+  }
+  dst.swap(out);
+}
+
+/// Group `path` of `f` as a new container C (a basic_vector of any layout, record and memory space).
+template <class C>
+C read(const file& f, const std::string& path, const read_options& o = {}) {
+  C out;
+  read(f, path, out, o);
+  return out;
+}
+
+}  // namespace strata::io
