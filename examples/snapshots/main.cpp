@@ -2,10 +2,13 @@
 // Snapshots and checkpoint / restart through HDF5: particles drift for a number of steps, a
 // checkpoint is written every K steps (a group per step, one dataset per leaf: pos/x, vel/z, mass,
 // id, alive), and a second run restarts from the middle checkpoint, read back into another layout,
-// and must end with the same bits as the run that never stopped. The file opens in h5py, HDFView or
-// h5dump as it is; python/tests/test_io.py reads it with h5py.
+// and must end with the same bits as the run that never stopped. Every checkpoint is also an openPMD
+// iteration (species `tracers`: position, velocity, mass, id), so openPMD readers open the same
+// file. It opens in h5py, HDFView or h5dump as it is; python/tests/test_io.py reads it with h5py
+// and checks it with the openPMD validator.
 #include <strata/strata.hpp>
 #include <strata/io/hdf5.hpp>
+#include <strata/io/openpmd.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -59,11 +62,21 @@ int main(int argc, char** argv) {
   namespace io = strata::io;
   {
     io::file f = io::file::create(out);
+    // The openPMD view of the same particles: which leaves are which record, in which units.
+    const std::vector<io::openpmd_record> records = {
+        {"position", {{"x", "pos.x"}, {"y", "pos.y"}, {"z", "pos.z"}}, {1, 0, 0, 0, 0, 0, 0}, 1e-6},   // micrometres
+        {"velocity", {{"x", "vel.x"}, {"y", "vel.y"}, {"z", "vel.z"}}, {1, 0, -1, 0, 0, 0, 0}, 1.0},  // m/s
+        {"mass", {{"", "mass"}}, {0, 1, 0, 0, 0, 0, 0}, 1e-27},
+        {"id", {{"", "id"}}, {}, 1.0}};
+    auto checkpoint = [&](const strata::soa_vector<particle>& ps, int s) {
+      io::write(f, step_group(s), ps);
+      io::write_openpmd(f, {std::uint64_t(s), s * double(dt), double(dt), 1e-15}, "tracers", ps, records);
+    };
     strata::soa_vector<particle> ps(initial(n));
-    io::write(f, step_group(0), ps);
+    checkpoint(ps, 0);
     for (int s = 1; s <= steps; ++s) {
       strata::transform(ps, ps, drift{});
-      if (s % every == 0 || s == steps) io::write(f, step_group(s), ps);
+      if (s % every == 0 || s == steps) checkpoint(ps, s);
     }
     io::write_options compressed;
     compressed.deflate = 4;

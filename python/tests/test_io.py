@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """HDF5 files that strata wrote, read with h5py alone: examples/snapshots writes a particle run's
 checkpoints (scripts/test.sh passes the built program as STRATA_SNAPSHOTS_EXAMPLE), and every leaf
-must be a dataset of the right dtype whose values NumPy recomputes exactly."""
+must be a dataset of the right dtype whose values NumPy recomputes exactly; its openPMD iterations
+must pass the openPMD validator."""
 import json
 import os
 import subprocess
@@ -78,3 +79,17 @@ def test_values_match_numpy_at_every_checkpoint(snapshots):
 def test_ranges_read_as_slices(snapshots):
     x = snapshots["final/pos/x"]
     np.testing.assert_array_equal(x[100:200], x[:][100:200])
+
+
+def test_openpmd_iterations_pass_the_validator(snapshots):
+    check_h5 = pytest.importorskip("openpmd_validator.check_h5")
+    errors, warnings = check_h5.check_file(snapshots.filename, verbose=False)
+    assert errors == 0
+    assert sorted(int(i) for i in snapshots["data"]) == list(range(0, STEPS + 1, EVERY))
+    species = snapshots[f"data/{STEPS}/particles/tracers"]
+    np.testing.assert_array_equal(species["position/y"][:], snapshots["final/pos/y"][:])
+    np.testing.assert_array_equal(species["mass"][:], snapshots["final/mass"][:])
+    assert list(species["position"].attrs["unitDimension"]) == [1, 0, 0, 0, 0, 0, 0]
+    assert species["position/x"].attrs["unitSI"] == 1e-6
+    assert species["positionOffset/x"].attrs["shape"][0] == N
+    assert "alive" not in species  # leaves the mapping leaves out are not written

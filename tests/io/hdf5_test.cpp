@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <strata/io/hdf5.hpp>
+#include <strata/io/openpmd.hpp>
 #include <strata/container/aos_vector.hpp>
 #include <strata/container/aosoa_vector.hpp>
 #include <strata/container/soa_vector.hpp>
@@ -382,6 +383,143 @@ TEST(Hdf5Errors, AReadOnlyFileRefusesWritesAndKeepsNoPartialGroup) {
   EXPECT_FALSE(io::h5::exists(rw.id(), "b"));
   EXPECT_FALSE(io::h5::exists(rw.id(), "b.strata-partial"));
   expect_records(io::read<strata::soa_vector<particle>>(rw, "a"), a);
+}
+
+
+// ---- hostile files: attributes and values a damaged or crafted file may hold -------------------------
+
+struct energy_parts {
+  BOOST_HANA_DEFINE_STRUCT(energy_parts, (double, kin), (double, pot));
+};
+struct scalar_energy {
+  BOOST_HANA_DEFINE_STRUCT(scalar_energy, (double, energy), (bool, alive));
+};
+struct split_energy {
+  BOOST_HANA_DEFINE_STRUCT(split_energy, (energy_parts, energy), (bool, alive));
+};
+
+TEST(Hdf5Hostile, AttributesOfTheWrongShapeAreRefused) {
+  temp_path tmp("hostile-attrs");
+  io::file f = io::file::create(tmp.str());
+  io::write(f, "g", strata::soa_vector<scalar_energy>(3));
+  io::h5::quiet q;
+  io::h5::id g = io::h5::check(H5Gopen2(f.id(), "g", H5P_DEFAULT), H5Gclose, "group");
+  // strata.records as four integers, strata.leaves as an array of three strings.
+  ASSERT_GE(H5Adelete(g.get(), "strata.records"), 0);
+  const hsize_t four = 4, three = 3;
+  const std::uint64_t counts[4] = {3, 3, 3, 3};
+  io::h5::id s4 = io::h5::check(H5Screate_simple(1, &four, nullptr), H5Sclose, "space");
+  io::h5::id a = io::h5::check(H5Acreate2(g.get(), "strata.records", H5T_STD_U64LE, s4.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose, "attr");
+  ASSERT_GE(H5Awrite(a.get(), H5T_NATIVE_UINT64, counts), 0);
+  a.reset();
+  strata::soa_vector<scalar_energy> dst(2);
+  EXPECT_NE(what_of([&] { io::read(f, "g", dst); }).find("strata.records holds 4 values"), std::string::npos);
+  ASSERT_GE(H5Adelete(g.get(), "strata.leaves"), 0);
+  io::h5::id st = io::h5::check(H5Tcopy(H5T_C_S1), H5Tclose, "type");
+  ASSERT_GE(H5Tset_size(st.get(), 64), 0);
+  io::h5::id s3 = io::h5::check(H5Screate_simple(1, &three, nullptr), H5Sclose, "space");
+  io::h5::id b = io::h5::check(H5Acreate2(g.get(), "strata.leaves", st.get(), s3.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose, "attr");
+  std::vector<char> text(3 * 64, 'a');
+  ASSERT_GE(H5Awrite(b.get(), st.get(), text.data()), 0);
+  b.reset();
+  EXPECT_THROW((void)io::describe(f, "g"), io::file_error);
+  EXPECT_EQ(dst.size(), 2u);
+}
+
+TEST(Hdf5Hostile, BoolLeavesHoldingOtherBytesAreRefused) {
+  temp_path tmp("hostile-bool");
+  io::file f = io::file::create(tmp.str());
+  std::vector<scalar_energy> ref(4, scalar_energy{1.0, true});
+  io::write(f, "g", strata::soa_vector<scalar_energy>(ref));
+  {  // the raw bytes 0, 1, 5, 0 under strata's own FALSE / TRUE type
+    io::h5::quiet q;
+    io::h5::id d = io::h5::check(H5Dopen2(f.id(), "g/alive", H5P_DEFAULT), H5Dclose, "open");
+    io::h5::id t = io::h5::check(H5Dget_type(d.get()), H5Tclose, "type");
+    const unsigned char raw[4] = {0, 1, 5, 0};
+    ASSERT_GE(H5Dwrite(d.get(), t.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, raw), 0);
+  }
+  strata::aos_vector<scalar_energy> dst(1);
+  const std::string msg = what_of([&] { io::read(f, "g", dst); });
+  EXPECT_NE(msg.find("leaf 'alive' of 'g'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("holds byte 5 at record 2"), std::string::npos) << msg;
+  EXPECT_EQ(dst.size(), 1u);
+}
+
+TEST(Hdf5Hostile, PathsAndEvolutionEdges) {
+  temp_path tmp("paths");
+  io::file f = io::file::create(tmp.str());
+  const auto ref = random_records<scalar_energy>(9);
+  io::write(f, "/abs/one", strata::soa_vector<scalar_energy>(ref));  // a leading '/' names the same group
+  expect_records(io::read<strata::soa_vector<scalar_energy>>(f, "abs/one"), ref);
+  expect_records(io::read<strata::soa_vector<scalar_energy>>(f, "/abs/one"), ref);
+  EXPECT_THROW(io::write(f, "trailing/", strata::soa_vector<scalar_energy>(ref)), std::invalid_argument);
+  EXPECT_FALSE(io::h5::exists(f.id(), "trailing"));
+  // A scalar leaf that became a struct: a missing leaf (named), or zero where asked.
+  const std::string msg = what_of([&] { (void)io::read<strata::soa_vector<split_energy>>(f, "abs/one"); });
+  EXPECT_NE(msg.find("has no leaf 'energy.kin'"), std::string::npos) << msg;
+  io::read_options r;
+  r.missing = io::read_options::missing_leaves::zero;
+  const auto split = io::read<strata::soa_vector<split_energy>>(f, "abs/one", r).to_host();
+  EXPECT_EQ(split[3].energy.kin, 0.0);
+  EXPECT_EQ(split[3].alive, ref[3].alive);
+  // A rename of a leaf the record lacks is a typo, not a no-op.
+  io::read_options typo;
+  typo.renames["enrgy"] = "energy";
+  EXPECT_NE(what_of([&] { (void)io::read<strata::soa_vector<scalar_energy>>(f, "abs/one", typo); }).find("'enrgy', which is no leaf"),
+            std::string::npos);
+}
+
+// ---- openPMD ---------------------------------------------------------------------------------------
+
+const std::vector<io::openpmd_record> nested_records = {
+    {"position", {{"x", "pos.x"}, {"y", "pos.y"}, {"z", "pos.z"}}, {1, 0, 0, 0, 0, 0, 0}, 1e-6},
+    {"weighting", {{"", "mass"}}, {}, 1.0}};
+
+TEST(OpenPmd, SpeciesFollowTheStandardsLayout) {
+  const auto ref = random_records<nested_particle>(500, 9);
+  temp_path tmp("openpmd");
+  io::file f = io::file::create(tmp.str());
+  io::openpmd_options o;
+  o.author = "strata tests";
+  io::write_openpmd(f, {7, 0.5, 0.25, 1e-15}, "electrons", strata::aosoa_vector<nested_particle>(ref), nested_records, o);
+  io::write_openpmd(f, {7, 0.5, 0.25, 1e-15}, "ions", strata::soa_vector<nested_particle>(ref), nested_records);
+  io::h5::quiet q;
+  io::h5::id root = io::h5::check(H5Gopen2(f.id(), "/", H5P_DEFAULT), H5Gclose, "root");
+  EXPECT_EQ(io::h5::read_string_attribute(root.get(), "openPMD"), "1.1.0");
+  EXPECT_EQ(io::h5::read_string_attribute(root.get(), "basePath"), "/data/%T/");
+  EXPECT_EQ(io::h5::read_string_attribute(root.get(), "particlesPath"), "particles/");
+  EXPECT_EQ(io::h5::read_string_attribute(root.get(), "author"), "strata tests");
+  for (const char* p : {"data/7/particles/electrons/position/x", "data/7/particles/ions/position/z", "data/7/particles/ions/weighting",
+                        "data/7/particles/electrons/positionOffset/y"})
+    EXPECT_TRUE(io::h5::exists(f.id(), p)) << p;
+  EXPECT_FALSE(io::h5::exists(f.id(), "data/7/particles/electrons/vel"));  // unmapped leaves are left out
+  io::h5::id d = io::h5::check(H5Dopen2(f.id(), "data/7/particles/electrons/position/y", H5P_DEFAULT), H5Dclose, "open");
+  std::vector<float> y(500);
+  ASSERT_GE(H5Dread(d.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, y.data()), 0);
+  for (std::size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], ref[i].pos.y) << i;
+  double unit_si = 0;
+  io::h5::id a = io::h5::check(H5Aopen(d.get(), "unitSI", H5P_DEFAULT), H5Aclose, "unitSI");
+  ASSERT_GE(H5Aread(a.get(), H5T_NATIVE_DOUBLE, &unit_si), 0);
+  EXPECT_EQ(unit_si, 1e-6);
+  io::h5::id it = io::h5::check(H5Gopen2(f.id(), "data/7", H5P_DEFAULT), H5Gclose, "iteration");
+  EXPECT_TRUE(io::h5::has_attribute(it.get(), "time") && io::h5::has_attribute(it.get(), "dt") && io::h5::has_attribute(it.get(), "timeUnitSI"));
+}
+
+TEST(OpenPmd, BadMappingsAreRefusedBeforeWriting) {
+  const strata::soa_vector<nested_particle> ps(random_records<nested_particle>(10));
+  temp_path tmp("openpmd-bad");
+  io::file f = io::file::create(tmp.str());
+  auto refusal = [&](std::vector<io::openpmd_record> r) { return what_of([&] { io::write_openpmd(f, {}, "e", ps, r); }); };
+  EXPECT_NE(refusal({{"weighting", {{"", "mass"}}, {}, 1}}).find("no 'position'"), std::string::npos);
+  const std::string unknown = refusal({{"position", {{"x", "pos.w"}}, {}, 1}});
+  EXPECT_NE(unknown.find("names leaf 'pos.w'"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("pos.x, pos.y, pos.z, vel.x"), std::string::npos) << unknown;
+  EXPECT_NE(refusal({{"position", {{"x", "pos.x"}}, {}, 1}, {"other", {{"x", "pos.x"}}, {}, 1}}).find("mapped twice"), std::string::npos);
+  EXPECT_NE(refusal({{"position", {{"x", "pos.x"}, {"x", "pos.y"}}, {}, 1}}).find("component named 'x'"), std::string::npos);
+  EXPECT_THROW(io::write_openpmd(f, {}, "a/b", ps, nested_records), std::invalid_argument);
+  EXPECT_FALSE(io::h5::exists(f.id(), "data"));  // nothing was written
+  io::write_openpmd(f, {}, "e", ps, nested_records);
+  EXPECT_THROW(io::write_openpmd(f, {}, "e", ps, nested_records), io::file_error);  // the species exists
 }
 
 }  // namespace

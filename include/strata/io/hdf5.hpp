@@ -140,17 +140,42 @@ inline void check(herr_t r, const std::string& what) {
   if (r < 0) fail(what);
 }
 
-/// Whether every link on `path` (a/b/c) exists below loc.
-inline bool exists(hid_t loc, std::string_view path) {
+/// `path` without its leading '/' (paths are relative to the file's root either way); a path with
+/// an empty part ("a//b", "a/") is refused.
+inline std::string relative(std::string_view path) {
+  while (!path.empty() && path.front() == '/') path.remove_prefix(1);
+  if (path.empty()) return {};
+  if (path.back() == '/' || path.find("//") != std::string_view::npos)
+    throw std::invalid_argument("strata::io: the path '" + std::string(path) + "' has an empty part");
+  return std::string(path);
+}
+
+/// Whether an object exists at `path` (a/b/c) below loc, every part before the last a group.
+inline bool exists(hid_t loc, std::string_view path_in) {
+  const std::string path = relative(path_in);
+  if (path.empty()) return true;
   for (std::size_t at = 0;;) {
     const std::size_t slash = path.find('/', at);
-    const std::string prefix(path.substr(0, slash));
+    const std::string prefix = path.substr(0, slash);
     const htri_t e = H5Lexists(loc, prefix.c_str(), H5P_DEFAULT);
     if (e < 0) fail("cannot look up '" + prefix + "'");
     if (e == 0) return false;
-    if (slash == std::string_view::npos) return true;
+    if (slash == std::string::npos) return true;
+    const hid_t obj = H5Oopen(loc, prefix.c_str(), H5P_DEFAULT);
+    if (obj < 0) fail("cannot open '" + prefix + "'");
+    const bool group = H5Iget_type(obj) == H5I_GROUP;
+    H5Oclose(obj);
+    if (!group) return false;  // a dataset where a group would be: nothing below it
     at = slash + 1;
   }
+}
+
+/// The attribute `name` of obj holds exactly one value (a scalar, or one element).
+inline void expect_one_value(hid_t attr, const char* name) {
+  id space = check(H5Aget_space(attr), H5Sclose, std::string("attribute ") + name);
+  if (H5Sget_simple_extent_npoints(space.get()) != 1)
+    throw file_error(std::string("strata::io: attribute ") + name + " holds " + std::to_string(H5Sget_simple_extent_npoints(space.get())) +
+                     " values where one belongs (a damaged or foreign file)");
 }
 
 /// A variable-length UTF-8 string attribute (what h5py writes for a str, and reads back as one).
@@ -174,6 +199,7 @@ inline bool has_attribute(hid_t obj, const char* name) {
 inline std::string read_string_attribute(hid_t obj, const char* name, std::string fallback = {}) {
   if (!has_attribute(obj, name)) return fallback;
   id attr = check(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose, std::string("attribute ") + name);
+  expect_one_value(attr.get(), name);
   id type = check(H5Aget_type(attr.get()), H5Tclose, std::string("attribute ") + name);
   if (H5Tget_class(type.get()) != H5T_STRING) throw file_error(std::string("strata::io: attribute ") + name + " is not a string");
   if (H5Tis_variable_str(type.get()) > 0) {
@@ -201,6 +227,9 @@ inline void write_u64_attribute(hid_t obj, const char* name, std::uint64_t value
 
 inline std::uint64_t read_u64_attribute(hid_t obj, const char* name) {
   id attr = check(H5Aopen(obj, name, H5P_DEFAULT), H5Aclose, std::string("attribute ") + name);
+  expect_one_value(attr.get(), name);
+  id type = check(H5Aget_type(attr.get()), H5Tclose, std::string("attribute ") + name);
+  if (H5Tget_class(type.get()) != H5T_INTEGER) throw file_error(std::string("strata::io: attribute ") + name + " is not an integer");
   std::uint64_t v = 0;
   check(H5Aread(attr.get(), H5T_NATIVE_UINT64, &v), std::string("attribute ") + name);
   return v;
@@ -244,12 +273,13 @@ template <class L>
 leaf_kind kind_of() {
   using category = leaf_kind::category;
   if constexpr (std::is_same_v<L, bool>) return {category::boolean, 1, 0, 0, {}};
-  else if constexpr (std::is_integral_v<L>) return {std::is_signed_v<L> ? category::signed_integer : category::unsigned_integer, sizeof(L), 0, 0, {}};
+  else if constexpr (std::is_integral_v<L> && (sizeof(L) == 1 || sizeof(L) == 2 || sizeof(L) == 4 || sizeof(L) == 8))
+    return {std::is_signed_v<L> ? category::signed_integer : category::unsigned_integer, sizeof(L), 0, 0, {}};
   else if constexpr (std::is_same_v<L, float>) return {category::floating, 4, 23, 8, {}};
   else if constexpr (std::is_same_v<L, double>) return {category::floating, 8, 52, 11, {}};
   else if constexpr (std::is_same_v<L, strata::half>) return {category::floating, 2, 10, 5, {}};
   else if constexpr (std::is_same_v<L, strata::bfloat16>) return {category::floating, 2, 7, 8, {}};
-  else return {category::opaque, sizeof(L), 0, 0, strata::detail::type_name<L>()};
+  else return {category::opaque, sizeof(L), 0, 0, strata::detail::type_name<L>().substr(0, H5T_OPAQUE_TAG_MAX - 1)};  // as HDF5 stores the tag
 }
 
 /// The HDF5 type a leaf of type L is stored as (and read from memory as).
@@ -299,7 +329,10 @@ inline leaf_kind kind_of_hdf5(hid_t t) {
       return {category::floating, bytes, msize, esize, {}};
     }
     case H5T_ENUM: {
-      leaf_kind k{category::unsigned_integer, bytes, 0, 0, {}};
+      const hid_t base = H5Tget_super(t);
+      const bool is_signed = base >= 0 && H5Tget_sign(base) == H5T_SGN_2;
+      if (base >= 0) H5Tclose(base);
+      leaf_kind k{is_signed ? category::signed_integer : category::unsigned_integer, bytes, 0, 0, {}};
       if (H5Tget_nmembers(t) == 2) {
         char* a = H5Tget_member_name(t, 0);
         char* b = H5Tget_member_name(t, 1);
@@ -522,8 +555,9 @@ struct group_info {
 
 namespace detail {
 
-inline h5::id open_group(const file& f, const std::string& path) {
-  if (path.empty() || path == "/") return h5::check(H5Gopen2(f.id(), "/", H5P_DEFAULT), H5Gclose, "cannot open the root group of '" + f.path() + "'");
+inline h5::id open_group(const file& f, const std::string& path_in) {
+  const std::string path = h5::relative(path_in);
+  if (path.empty()) return h5::check(H5Gopen2(f.id(), "/", H5P_DEFAULT), H5Gclose, "cannot open the root group of '" + f.path() + "'");
   if (!h5::exists(f.id(), path)) throw file_error("strata::io: '" + f.path() + "' has no group '" + path + "'");
   return h5::check(H5Gopen2(f.id(), path.c_str(), H5P_DEFAULT), H5Gclose, "cannot open group '" + path + "' of '" + f.path() + "'");
 }
@@ -571,46 +605,56 @@ inline group_info describe(const file& f, const std::string& path) {
   return info;
 }
 
-/// Writes the records of `c` (any layout, any memory space) as group `path` of `f`: one dataset per
-/// leaf and the schema attributes (see the top of this header). The group appears only when every
-/// leaf has been written: it is built under a temporary name and renamed at the end, so a failed
-/// write leaves no partial group at `path` (and, with overwrite, the old group until the rename).
-template <class T, class M, memory_space S>
-void write(const file& f, const std::string& path, const basic_vector<T, M, S>& c, const write_options& o = {}) {
+namespace detail {
+/// The writer behind write() and write_openpmd(): leaf L goes to dataset `names[L]` below the new
+/// group (none where it is empty); `finish(group, datasets)` adds the attributes before the group is
+/// renamed into place.
+template <class T, class M, memory_space S, class Finish>
+void write_group(const file& f, const std::string& path_in, const basic_vector<T, M, S>& c, const write_options& o,
+                 const std::array<std::string, reflect::leaf_count<T>>& dataset_names, Finish&& finish) {
   h5::quiet q;
-  if (path.empty() || path == "/") throw std::invalid_argument("strata::io::write: name a group below the file's root");
+  const std::string path = h5::relative(path_in);
+  if (path.empty()) throw std::invalid_argument("strata::io::write: name a group below the file's root");
   if (o.deflate < 0 || o.deflate > 9) throw std::invalid_argument("strata::io::write: deflate level " + std::to_string(o.deflate) + " is not 0..9");
   if (o.staging_records == 0) throw std::invalid_argument("strata::io::write: staging_records is 0");
   const bool existed = h5::exists(f.id(), path);
   if (existed && !o.overwrite) throw file_error("strata::io::write: '" + f.path() + "' already has '" + path + "' (write_options::overwrite replaces it)");
   if (o.deflate > 0 && H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0) throw file_error("strata::io::write: this HDF5 library has no deflate (gzip) filter");
 
-  const std::string partial = path + ".strata-partial";
+  const std::string partial = path + ".strata-partial", old = path + ".strata-old";
   if (h5::exists(f.id(), partial)) h5::check(H5Ldelete(f.id(), partial.c_str(), H5P_DEFAULT), "cannot remove an earlier partial write");
+  // The parent groups this call creates, removed again if the write fails.
+  std::vector<std::string> created;
+  for (std::size_t slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1))
+    if (!h5::exists(f.id(), path.substr(0, slash))) created.push_back(path.substr(0, slash));
   h5::id lcpl = h5::check(H5Pcreate(H5P_LINK_CREATE), H5Pclose, "link property list");
   h5::check(H5Pset_create_intermediate_group(lcpl.get(), 1), "link property list");
   h5::id g = h5::check(H5Gcreate2(f.id(), partial.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), H5Gclose, "cannot create group '" + path + "' in '" + f.path() + "'");
+  bool old_moved = false;
   try {
     c.wait();  // work queued on the container elsewhere lands first
     const std::size_t n = c.size();
-    const hsize_t chunk = std::max<hsize_t>(1, std::min<hsize_t>(n, std::max<std::size_t>(o.chunk_records, 1)));
+    // HDF5 limits a chunk to 4 GiB; strata keeps chunks of every leaf under 1 GiB.
+    std::size_t widest = 1;
+    for (std::size_t l = 0; l < reflect::leaf_count<T>; ++l) widest = std::max(widest, reflect::leaf_sizes<T>[l]);
+    const std::size_t chunk_cap = std::max<std::size_t>(1, (std::size_t(1) << 30) / widest);
+    const hsize_t chunk = std::max<hsize_t>(1, std::min<hsize_t>(n, std::min(chunk_cap, std::max<std::size_t>(o.chunk_records, 1))));
     h5::id dcpl = h5::check(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset property list");
     h5::check(H5Pset_chunk(dcpl.get(), 1, &chunk), "chunked layout");
     if (o.checksum) h5::check(H5Pset_fletcher32(dcpl.get()), "checksum filter");
     if (o.deflate > 0) h5::check(H5Pset_shuffle(dcpl.get()), "shuffle filter"), h5::check(H5Pset_deflate(dcpl.get(), unsigned(o.deflate)), "deflate filter");
 
     std::array<h5::id, reflect::leaf_count<T>> dsets, types;
-    std::string names;
     reflect::for_each_leaf<T>([&](auto leaf) {
       constexpr std::size_t L = decltype(leaf)::value;
       using V = reflect::leaf_type_t<T, L>;
       const std::string name(reflect::leaf_name<T, L>());
+      if (dataset_names[L].empty()) return;
       types[L] = detail::hdf5_type_of<V>();
       h5::id space = detail::dataspace(n, true);
-      dsets[L] = h5::check(H5Dcreate2(g.get(), detail::dataset_path(name).c_str(), types[L].get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
-                           H5Dclose, "cannot create leaf '" + name + "'");
+      dsets[L] = h5::check(H5Dcreate2(g.get(), dataset_names[L].c_str(), types[L].get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
+                           H5Dclose, "cannot create leaf '" + name + "' as '" + dataset_names[L] + "'");
       h5::write_string_attribute(dsets[L].get(), "strata.type", detail::kind_of<V>().name());
-      names += name + "\n";
     });
 
     // Records [s, s + b) of leaf l from host-readable memory at `base` (the allocation's layout).
@@ -618,7 +662,8 @@ void write(const file& f, const std::string& path, const basic_vector<T, M, S>& 
     auto write_block = [&](const std::byte* at, std::size_t origin, std::size_t cap, std::size_t s, std::size_t b) {
       reflect::for_each_leaf<T>([&](auto leaf) {
         constexpr std::size_t L = decltype(leaf)::value;
-        constexpr std::size_t bytes = sizeof(reflect::leaf_type_t<T, L>);
+        [[maybe_unused]] constexpr std::size_t bytes = sizeof(reflect::leaf_type_t<T, L>);
+        if (!dsets[L]) return;
         const std::byte* values = at + (M::leaf_offset(cap, s, L) - origin);
         if constexpr (!detail::whole_columns<M>) {
           column.resize(b * bytes);
@@ -684,6 +729,7 @@ void write(const file& f, const std::string& path, const basic_vector<T, M, S>& 
             // b-record allocation (leaf_offset(cap, 0, l) = mine[l] there).
             reflect::for_each_leaf<T>([&](auto leaf) {
               constexpr std::size_t L = decltype(leaf)::value;
+              if (!dsets[L]) return;
               h5::id mem = detail::dataspace(b, false);
               h5::id sel = detail::file_selection(dsets[L].get(), s, b, "leaf '" + std::string(reflect::leaf_name<T, L>()) + "'");
               h5::check(H5Dwrite(dsets[L].get(), types[L].get(), mem.get(), sel.get(), H5P_DEFAULT, here + mine[L]),
@@ -697,22 +743,50 @@ void write(const file& f, const std::string& path, const basic_vector<T, M, S>& 
       }
     }
 
-    h5::write_u64_attribute(g.get(), "strata.records", n);
-    h5::write_string_attribute(g.get(), "strata.record", strata::detail::type_name<T>());
-    h5::write_string_attribute(g.get(), "strata.layout", detail::layout_name<M>());
-    h5::write_string_attribute(g.get(), "strata.version", STRATA_VERSION_STRING);
-    h5::write_string_attribute(g.get(), "strata.leaves", names);
-    h5::write_string_attribute(g.get(), "strata.schema", detail::schema_json<T>());
+    finish(g.get(), dsets);
     for (auto& d : dsets) d.reset();
     g.reset();
-    if (existed) h5::check(H5Ldelete(f.id(), path.c_str(), H5P_DEFAULT), "cannot replace '" + path + "'");
+    // An old group steps aside first and is deleted only once the new one has its name.
+    if (existed) {
+      if (h5::exists(f.id(), old)) h5::check(H5Ldelete(f.id(), old.c_str(), H5P_DEFAULT), "cannot remove an earlier replaced group");
+      h5::check(H5Lmove(f.id(), path.c_str(), f.id(), old.c_str(), H5P_DEFAULT, H5P_DEFAULT), "cannot replace '" + path + "'");
+      old_moved = true;
+    }
     h5::check(H5Lmove(f.id(), partial.c_str(), f.id(), path.c_str(), lcpl.get(), H5P_DEFAULT), "cannot name the written group '" + path + "'");
+    if (old_moved) (void)H5Ldelete(f.id(), old.c_str(), H5P_DEFAULT);  // the new group is in place: a failure here loses nothing
+    H5Eclear2(H5E_DEFAULT);
   } catch (...) {
     g.reset();
     (void)H5Ldelete(f.id(), partial.c_str(), H5P_DEFAULT);
+    if (old_moved) (void)H5Lmove(f.id(), old.c_str(), f.id(), path.c_str(), H5P_DEFAULT, H5P_DEFAULT);
+    for (auto it = created.rbegin(); it != created.rend(); ++it) (void)H5Ldelete(f.id(), it->c_str(), H5P_DEFAULT);
     H5Eclear2(H5E_DEFAULT);
     throw;
   }
+}
+}  // namespace detail
+
+/// Writes the records of `c` (any layout, any memory space) as group `path` of `f`: one dataset per
+/// leaf and the schema attributes (see the top of this header). The group appears only when every
+/// leaf has been written: it is built under a temporary name and renamed at the end, so a failed
+/// write leaves no partial group at `path` (and, with overwrite, the old group until the rename).
+template <class T, class M, memory_space S>
+void write(const file& f, const std::string& path, const basic_vector<T, M, S>& c, const write_options& o = {}) {
+  std::array<std::string, reflect::leaf_count<T>> names;
+  std::string listed;
+  reflect::for_each_leaf<T>([&](auto leaf) {
+    constexpr std::size_t L = decltype(leaf)::value;
+    names[L] = detail::dataset_path(reflect::leaf_name<T, L>());
+    listed += std::string(reflect::leaf_name<T, L>()) + "\n";
+  });
+  detail::write_group(f, path, c, o, names, [&](hid_t g, auto&) {
+    h5::write_u64_attribute(g, "strata.records", c.size());
+    h5::write_string_attribute(g, "strata.record", strata::detail::type_name<T>());
+    h5::write_string_attribute(g, "strata.layout", detail::layout_name<M>());
+    h5::write_string_attribute(g, "strata.version", STRATA_VERSION_STRING);
+    h5::write_string_attribute(g, "strata.leaves", listed);
+    h5::write_string_attribute(g, "strata.schema", detail::schema_json<T>());
+  });
 }
 
 /// Reads group `path` of `f` into `dst` (any layout, any memory space; its record type may differ
@@ -733,6 +807,11 @@ void read(const file& f, const std::string& path, basic_vector<T, M, S>& dst, co
   const std::size_t n = std::size_t(count);
 
   // Match the record's leaves to the file's, and check every one before anything is read.
+  for (const auto& [leaf, stored] : o.renames) {
+    bool known = false;
+    for (std::string_view n : reflect::leaf_names<T>) known = known || n == leaf;
+    if (!known) throw std::invalid_argument("strata::io::read: read_options::renames maps '" + leaf + "', which is no leaf of " + strata::detail::type_name<T>());
+  }
   std::array<h5::id, reflect::leaf_count<T>> dsets, types;
   auto listing = [&] {
     std::string s;
@@ -783,11 +862,17 @@ void read(const file& f, const std::string& path, basic_vector<T, M, S>& dst, co
       h5::id sel = detail::file_selection(dsets[L].get(), o.first + s, b, "leaf");
       h5::check(H5Dread(dsets[L].get(), types[L].get(), mem.get(), sel.get(), H5P_DEFAULT, values),
                 "cannot read leaf '" + std::string(reflect::leaf_name<T, L>()) + "' of " + where + " (a truncated or damaged file?)");
+      if constexpr (std::is_same_v<reflect::leaf_type_t<T, L>, bool>) {  // a bool may hold 0 or 1 only
+        for (std::size_t i = 0; i < b; ++i)
+          if (static_cast<unsigned char>(values[i]) > 1)
+            throw file_error("strata::io::read: leaf '" + std::string(reflect::leaf_name<T, L>()) + "' of " + where + " holds byte " +
+                             std::to_string(static_cast<unsigned char>(values[i])) + " at record " + std::to_string(o.first + s + i) + ", which is no bool");
+      }
     };
     auto read_block = [&](std::byte* at, std::size_t origin, std::size_t s, std::size_t b) {
       reflect::for_each_leaf<T>([&](auto leaf) {
         constexpr std::size_t L = decltype(leaf)::value;
-        constexpr std::size_t bytes = sizeof(reflect::leaf_type_t<T, L>);
+        [[maybe_unused]] constexpr std::size_t bytes = sizeof(reflect::leaf_type_t<T, L>);
         if (!dsets[L]) return;
         if constexpr (detail::whole_columns<M>) {
           read_leaf(leaf, s, b, at + (M::leaf_offset(cap, s, L) - origin));
