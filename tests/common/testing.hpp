@@ -17,6 +17,7 @@
 #include <cstring>
 #include <random>
 #include <span>
+#include <exception>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -98,6 +99,17 @@ std::string describe_difference(std::span<const T> got, std::span<const T> want)
     for (std::size_t k = 0; k < bytes; ++k) std::snprintf(hex, sizeof hex, " %02x", b[k]), out += hex;
   });
   return out;
+}
+
+/// The message of the exception f throws, or "(nothing thrown)".
+template <class F>
+std::string what_of(F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(nothing thrown)";
 }
 
 /// Copies n elements from any memory space to a host vector (bools as bytes of 0 or 1:

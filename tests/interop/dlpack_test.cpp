@@ -28,14 +28,7 @@ using strata_test::nested_particle;
 using strata_test::particle;
 using strata_test::vec3;
 
-std::string what_of(auto&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(nothing thrown)";
-}
+using strata_test::what_of;
 
 struct managed_deleter {
   void operator()(DLManagedTensor* t) const {

@@ -32,15 +32,6 @@ struct temp_path {
   std::string str() const { return p.string(); }
 };
 
-template <class F>
-std::string what_of(F&& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "no exception";
-}
 
 template <class C>
 void expect_records(const C& got, const std::vector<typename C::value_type>& want) {
