@@ -51,11 +51,19 @@ std::vector<T> random_records(std::size_t n, std::uint64_t salt = 0) {
   return strata_fixtures::seeded_records<T>(n, test_seed(), salt);
 }
 
-/// Records filled with 0xA5 bytes: any element an operation fails to write shows up.
+/// Records filled with 0xA5 bytes: any element an operation fails to write shows up. A bool holds
+/// 0 or 1 only (any other byte is not a bool, and reading it is undefined): bool leaves are true.
 template <class T>
 std::vector<T> poisoned(std::size_t n) {
   std::vector<T> v(n);
   if (n) std::memset(static_cast<void*>(v.data()), 0xA5, n * sizeof(T));
+  strata::reflect::for_each_leaf<T>([&](auto i) {
+    constexpr std::size_t L = decltype(i)::value;
+    if constexpr (std::is_same_v<strata::reflect::leaf_type_t<T, L>, bool>) {
+      const unsigned char yes = 1;
+      for (auto& r : v) std::memcpy(&strata::reflect::leaf<L>(r), &yes, 1);
+    }
+  });
   return v;
 }
 
