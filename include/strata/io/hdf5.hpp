@@ -32,13 +32,10 @@
 // and read into their own memory where a leaf's values are one array there (SoA).
 #pragma once
 
-#include <strata/container/basic_vector.hpp>
-#include <strata/layout/numeric.hpp>
+#include <strata/io/schema.hpp>
 #include <strata/memory/checked.hpp>
 #include <strata/memory/device.hpp>
 #include <strata/memory/resource.hpp>
-#include <strata/reflect/leaves.hpp>
-#include <strata/version.hpp>
 
 #include <hdf5.h>
 
@@ -65,12 +62,8 @@ class file_error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-/// The file's records do not fit the record type they are read into: a leaf missing, stored
-/// narrower than the file holds it, or of another kind. The message names the leaf.
-class schema_error : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
+
+static_assert(H5T_OPAQUE_TAG_MAX - 1 == max_tag_bytes, "strata::io: HDF5's opaque tag limit changed; max_tag_bytes must follow it");
 
 namespace h5 {
 
@@ -246,41 +239,8 @@ inline id float_type(std::size_t sign_pos, std::size_t exp_pos, std::size_t exp_
 
 }  // namespace h5
 
-/// The kind of value a leaf holds, as files describe it.
-struct leaf_kind {
-  enum class category { signed_integer, unsigned_integer, floating, boolean, opaque } what;
-  std::size_t bytes;
-  std::size_t mantissa_bits = 0;  // floats: stored mantissa bits
-  std::size_t exponent_bits = 0;  // floats
-  std::string tag;                // opaque: the C++ type's name
-  std::string name() const {
-    switch (what) {
-      case category::signed_integer: return "int" + std::to_string(bytes * 8);
-      case category::unsigned_integer: return "uint" + std::to_string(bytes * 8);
-      case category::boolean: return "bool";
-      case category::opaque: return "opaque" + std::to_string(bytes) + (tag.empty() ? "" : " (" + tag + ")");
-      case category::floating:
-        if (bytes == 2 && exponent_bits == 8) return "bfloat16";
-        return "float" + std::to_string(bytes * 8);
-    }
-    return "?";
-  }
-};
-
 namespace detail {
 
-template <class L>
-leaf_kind kind_of() {
-  using category = leaf_kind::category;
-  if constexpr (std::is_same_v<L, bool>) return {category::boolean, 1, 0, 0, {}};
-  else if constexpr (std::is_integral_v<L> && (sizeof(L) == 1 || sizeof(L) == 2 || sizeof(L) == 4 || sizeof(L) == 8))
-    return {std::is_signed_v<L> ? category::signed_integer : category::unsigned_integer, sizeof(L), 0, 0, {}};
-  else if constexpr (std::is_same_v<L, float>) return {category::floating, 4, 23, 8, {}};
-  else if constexpr (std::is_same_v<L, double>) return {category::floating, 8, 52, 11, {}};
-  else if constexpr (std::is_same_v<L, strata::half>) return {category::floating, 2, 10, 5, {}};
-  else if constexpr (std::is_same_v<L, strata::bfloat16>) return {category::floating, 2, 7, 8, {}};
-  else return {category::opaque, sizeof(L), 0, 0, strata::detail::type_name<L>().substr(0, H5T_OPAQUE_TAG_MAX - 1)};  // as HDF5 stores the tag
-}
 
 /// The HDF5 type a leaf of type L is stored as (and read from memory as).
 template <class L>
@@ -350,32 +310,6 @@ inline leaf_kind kind_of_hdf5(hid_t t) {
   }
 }
 
-/// Whether every value of `from` is a value of `to` (a conversion that loses nothing).
-inline bool widens(const leaf_kind& from, const leaf_kind& to) {
-  using category = leaf_kind::category;
-  switch (to.what) {
-    case category::boolean: return from.what == category::boolean;
-    case category::opaque: return from.what == category::opaque && from.bytes == to.bytes && from.tag == to.tag;
-    case category::signed_integer:
-      return (from.what == category::signed_integer && from.bytes <= to.bytes) ||
-             (from.what == category::unsigned_integer && from.bytes < to.bytes);
-    case category::unsigned_integer: return from.what == category::unsigned_integer && from.bytes <= to.bytes;
-    case category::floating:
-      if (from.what == category::floating) return from.mantissa_bits <= to.mantissa_bits && from.exponent_bits <= to.exponent_bits;
-      if (from.what == category::signed_integer || from.what == category::unsigned_integer)
-        return from.bytes * 8 - (from.what == category::signed_integer ? 1 : 0) <= to.mantissa_bits + 1;
-      return false;
-  }
-  return false;
-}
-
-/// Whether HDF5 converts `from` to `to` at all (with rounding or clamping where it narrows).
-inline bool convertible(const leaf_kind& from, const leaf_kind& to) {
-  using category = leaf_kind::category;
-  auto numeric = [](const leaf_kind& k) { return k.what == category::signed_integer || k.what == category::unsigned_integer || k.what == category::floating; };
-  if (numeric(from) && numeric(to)) return !(from.what == category::floating && to.what != category::floating);
-  return widens(from, to);
-}
 
 /// A leaf's dataset path below its group: `pos.x` -> `pos/x`; `w[2]` stays.
 inline std::string dataset_path(std::string_view leaf) {
@@ -384,90 +318,7 @@ inline std::string dataset_path(std::string_view leaf) {
   return p;
 }
 
-inline std::string json_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\', out += c;
-    else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else out += c;
-  }
-  return out;
-}
 
-template <class T>
-std::string schema_json() {
-  std::string s = "{\"record\": \"" + json_escape(strata::detail::type_name<T>()) + "\", \"strata\": \"" STRATA_VERSION_STRING "\", \"leaves\": [";
-  reflect::for_each_leaf<T>([&](auto f) {
-    constexpr std::size_t L = decltype(f)::value;
-    if (L) s += ", ";
-    s += "{\"name\": \"" + json_escape(reflect::leaf_name<T, L>()) + "\", \"type\": \"" + json_escape(kind_of<reflect::leaf_type_t<T, L>>().name()) +
-         "\", \"bytes\": " + std::to_string(sizeof(reflect::leaf_type_t<T, L>)) + ", \"offset\": " + std::to_string(reflect::leaf_offset<T, L>()) + "}";
-  });
-  return s + "]}";
-}
-
-template <class M>
-std::string layout_name() {
-  if constexpr (layout::record_mapping<M>) return "aos";
-  else if constexpr (M::block == 0) return "soa";
-  else return "aosoa" + std::to_string(M::block);
-}
-
-/// Where a container's allocation starts (leaf L of record i lies M::leaf_offset(capacity, i, L)
-/// bytes after it), from its view.
-template <class T, class M, memory_space S>
-const std::byte* storage_base(const basic_vector<T, M, S>& c) {
-  if (c.capacity() == 0) return nullptr;
-  if constexpr (layout::record_mapping<M>) return reinterpret_cast<const std::byte*>(c.data());
-  else return c.const_view().column_bytes(0) - M::column_offset(c.capacity(), 0);
-}
-template <class T, class M, memory_space S>
-std::byte* storage_base(basic_vector<T, M, S>& c) {
-  return const_cast<std::byte*>(storage_base(std::as_const(c)));
-}
-
-/// Records per block of a blocked columnar mapping (AoSoA); 0 for SoA and record mappings.
-template <class M>
-constexpr std::size_t block_of() {
-  if constexpr (layout::columnar_mapping<M>) return M::block;
-  else return 0;
-}
-/// Records [s, e) of a mapping whose records lie together (a record mapping, or blocks of a
-/// blocked one): the byte range of the allocation covering them, widened to whole blocks.
-template <class M>
-std::pair<std::size_t, std::size_t> covering_bytes(std::size_t capacity, std::size_t s, std::size_t e) {
-  std::size_t s0 = s, e1 = e;
-  if constexpr (constexpr std::size_t blk = block_of<M>(); blk > 0) {
-    s0 = s / blk * blk;
-    e1 = std::min(capacity, (e + blk - 1) / blk * blk);
-  }
-  std::size_t lo = ~std::size_t(0), hi = 0;
-  for (std::size_t l = 0; l < M::leaves; ++l) {
-    lo = std::min(lo, M::leaf_offset(capacity, s0, l));
-    hi = std::max(hi, M::leaf_offset(capacity, e1 - 1, l) + reflect::leaf_sizes<typename M::record>[l]);
-  }
-  return {lo, hi};
-}
-
-/// A leaf's values of consecutive records are one array over the whole allocation (SoA).
-template <class M>
-inline constexpr bool whole_columns = layout::columnar_mapping<M> && block_of<M>() == 0;
-
-/// Leaf l of records [s, s + n) gathered into `out` (n values) from `at`, which holds an
-/// allocation of `capacity` records from its byte `origin` on (the whole allocation: origin 0).
-template <class M>
-void gather_leaf(const std::byte* at, std::size_t origin, std::size_t capacity, std::size_t s, std::size_t n, std::size_t l, std::size_t bytes,
-                 std::byte* out) {
-  for (std::size_t i = 0; i < n; ++i) std::memcpy(out + i * bytes, at + (M::leaf_offset(capacity, s + i, l) - origin), bytes);
-}
-template <class M>
-void scatter_leaf(std::byte* at, std::size_t origin, std::size_t capacity, std::size_t s, std::size_t n, std::size_t l, std::size_t bytes,
-                  const std::byte* in) {
-  for (std::size_t i = 0; i < n; ++i) std::memcpy(at + (M::leaf_offset(capacity, s + i, l) - origin), in + i * bytes, bytes);
-}
 
 inline h5::id dataspace(hsize_t n, bool unlimited) {
   const hsize_t maxdims = unlimited ? H5S_UNLIMITED : n;
