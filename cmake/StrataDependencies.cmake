@@ -111,3 +111,40 @@ macro(strata_find_hdf5)
     endif()
   endif()
 endmacro()
+
+# The Arrow C Data Interface's structs (arrow/c/abi.h) for strata/io/arrow.hpp, from a real Arrow
+# distribution: Arrow C++'s CMake package, or the headers inside the pyarrow wheel of the Python
+# that CMake sees (pyarrow.get_include(); scripts/install-deps.sh installs pyarrow there). Header
+# only: nothing is linked. Defines the target strata::arrow_abi where found; the Arrow tests and
+# guide blocks are left out where not, and configuring says so.
+macro(strata_find_arrow_abi)
+  if(NOT TARGET strata::arrow_abi)
+    set(_strata_arrow_hints "")
+    find_package(Arrow CONFIG QUIET)
+    if(Arrow_FOUND AND TARGET Arrow::arrow_shared)
+      get_target_property(_strata_arrow_inc Arrow::arrow_shared INTERFACE_INCLUDE_DIRECTORIES)
+      list(APPEND _strata_arrow_hints ${_strata_arrow_inc})
+    endif()
+    # The Python module's build names its interpreter Python_EXECUTABLE; the C++ build finds python3.
+    set(_strata_arrow_python "${Python_EXECUTABLE}")
+    if(NOT _strata_arrow_python)
+      find_package(Python3 COMPONENTS Interpreter QUIET)
+      set(_strata_arrow_python "${Python3_EXECUTABLE}")
+    endif()
+    if(_strata_arrow_python)
+      execute_process(COMMAND "${_strata_arrow_python}" -c "import pyarrow; print(pyarrow.get_include())"
+                      OUTPUT_VARIABLE _strata_pyarrow_inc OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+      list(APPEND _strata_arrow_hints ${_strata_pyarrow_inc})
+    endif()
+    find_path(STRATA_ARROW_ABI_INCLUDE_DIR arrow/c/abi.h HINTS ${_strata_arrow_hints})
+    if(STRATA_ARROW_ABI_INCLUDE_DIR)
+      add_library(strata::arrow_abi INTERFACE IMPORTED)
+      # SYSTEM: the header is Arrow's, its warnings are not strata's.
+      target_include_directories(strata::arrow_abi SYSTEM INTERFACE ${STRATA_ARROW_ABI_INCLUDE_DIR})
+      message(STATUS "Arrow C Data Interface: ${STRATA_ARROW_ABI_INCLUDE_DIR}/arrow/c/abi.h")
+    else()
+      message(WARNING "arrow/c/abi.h not found (neither an Arrow CMake package nor pyarrow for '${_strata_arrow_python}'): "
+                      "strata/io/arrow.hpp's test and guide blocks are left out (pip install pyarrow, or scripts/install-deps.sh)")
+    endif()
+  endif()
+endmacro()

@@ -41,6 +41,16 @@ if ! has_header hdf5.h && ! has_header hdf5/serial/hdf5.h; then
     echo "install-deps: could not install libhdf5-dev; the io tests will be left out" >&2
 fi
 
+# pyarrow for the python3 CMake finds: its wheel carries Arrow's C Data Interface header
+# (arrow/c/abi.h) that strata/io/arrow.hpp's test and guide blocks build against (CMake's
+# strata_find_arrow_abi asks this python3 for pyarrow.get_include()). The C++ build runs before
+# scripts/test-python.sh makes its virtual environment, so the header comes from here. Without it
+# the Arrow test is left out (CMake says so).
+if ! python3 -c 'import pyarrow' 2>/dev/null; then
+  echo "install-deps: installing pyarrow from PyPI (Arrow's C Data Interface header)"
+  python3 -m pip install -q pyarrow || echo "install-deps: could not install pyarrow; the Arrow test will be left out" >&2
+fi
+
 # CCCL (Thrust, CUB, libcu++) comes with the CUDA Toolkit; the host backend needs its headers too.
 if ! command -v nvcc >/dev/null && [ ! -e /usr/local/cuda/include/cccl/thrust/version.h ]; then
   echo "install-deps: the CUDA Toolkit 13 (nvcc and CCCL) is missing; install it from NVIDIA's packages" >&2
