@@ -6,6 +6,10 @@
 // place, after arrays.hpp's checks. The Python side allocates every output, so results come back
 // in the caller's framework.
 #include "arrays.hpp"
+#if __has_include(<arrow/c/abi.h>)
+#include "arrow.hpp"
+#define STRATA_PYTHON_ARROW 1
+#endif
 
 #include <strata/algorithm/normalize.hpp>
 #include <strata/container/matrix.hpp>
@@ -292,6 +296,12 @@ NB_MODULE(_strata, m) {
   m.def("dense_bytes", [](nb::handle a, const std::string& name) { return dense_bytes(array_of<input>(a, name), name); },
         nb::arg("array"), nb::arg("name"),
         "The bytes of an array (in any memory) that lies in one dense C-ordered block; ValueError naming `name` otherwise.");
+#if defined(STRATA_PYTHON_ARROW)
+  def_arrow(m);
+  m.attr("has_arrow") = true;
+#else
+  m.attr("has_arrow") = false;  // built without Arrow's C Data Interface header (pyarrow was missing at build time)
+#endif
   m.def("synchronize", [](std::uintptr_t stream) { strata::synchronize(reinterpret_cast<strata::stream_t>(stream)); },
         nb::arg("stream") = 0, "Waits for the work strata queued on `stream` (a CUDA stream handle; 0: the default stream).");
 

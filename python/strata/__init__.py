@@ -22,7 +22,7 @@ from . import _strata
 
 backend: str = _strata.backend
 
-__all__ = ["__version__", "backend", "layer_norm", "rms_norm", "to_soa", "to_aos", "leaves"]
+__all__ = ["__version__", "backend", "layer_norm", "rms_norm", "to_soa", "to_aos", "leaves", "to_arrow", "ArrowBatch"]
 
 DISTRIBUTION = "strata-soa"  # the name on PyPI; the import name is strata
 
@@ -299,3 +299,145 @@ def to_aos(columns: Mapping, dtype: Any) -> Any:
     _strata.soa_to_aos(cols, [(name, off, dt.itemsize) for name, off, dt in fields], n, raw_out, dtype.itemsize,
                        _stream_of(cols[0]))
     return out
+
+
+# ---- Arrow ----------------------------------------------------------------------------------------
+
+_ARROW_FORMATS = {"b1": "b", "i1": "c", "u1": "C", "i2": "s", "u2": "S", "i4": "i", "u4": "I", "i8": "l", "u8": "L",
+                  "f2": "e", "f4": "f", "f8": "g"}
+
+
+def _arrow_tree(dtype: np.dtype, index: Dict[str, int], arrays: str) -> tuple:
+    """The struct field of records of `dtype` as strata's C++ exporter takes it: (name, format,
+    list_size, metadata, children, columns); a leaf reads the columns index[path] of its paths,
+    one per element of the lists above it (row-major)."""
+
+    def leaf(dt: np.dtype, name: str, paths: List[str]) -> tuple:
+        fmt = _ARROW_FORMATS.get(dt.str[1:])
+        meta = []
+        if fmt is None and dt.kind == "V" and dt.names is None:
+            fmt, meta = f"w:{dt.itemsize}", [("strata.type", f"opaque{dt.itemsize}")]
+        if fmt is None:
+            raise TypeError(f"strata: field '{paths[0]}' ({dt}) has no Arrow type strata exports; view it as an integer "
+                            f"or as np.dtype('V{dt.itemsize}') bytes")
+        return (name, fmt, 0, meta, [], [index[p] for p in paths])
+
+    def walk(dt: np.dtype, name: str, paths: List[str]) -> tuple:
+        if dt.names is not None:
+            children = [walk(dt.fields[f][0], f, [f"{p}.{f}" if p else f for p in paths]) for f in dt.names]
+            return (name, "+s", 0, [], children, [])
+        if dt.subdtype is not None:
+            elem, shape = dt.subdtype
+            return dims(elem, shape, name, paths)
+        return leaf(dt, name, paths)
+
+    def dims(elem: np.dtype, shape: Tuple[int, ...], name: str, paths: List[str]) -> tuple:
+        if not shape:
+            return walk(elem, name, paths)
+        k = shape[0]
+        if k == 0:
+            raise TypeError(f"strata: field '{paths[0]}' is an array of 0 elements, which has no leaves to export")
+        if arrays == "struct":
+            return (name, "+s", 0, [], [dims(elem, shape[1:], str(i), [f"{p}[{i}]" for p in paths]) for i in range(k)], [])
+        child = dims(elem, shape[1:], "item", [f"{p}[{i}]" for p in paths for i in range(k)])
+        return (name, f"+w:{k}", k, [], [child], [])
+
+    return walk(dtype, "", [""])
+
+
+class ArrowBatch:
+    """Records as an Arrow record batch, through the Arrow PyCapsule interface: pyarrow.record_batch(b),
+    pyarrow.array(b), polars.DataFrame(b) (and every consumer of __arrow_c_array__) read it without
+    strata. Each export hands the consumer new C structs over the same columns.
+
+    path: "shared" when every Arrow buffer is a column held here (nothing was copied), "partly
+    shared" when bools (bit-packed by Arrow) or array elements (interleaved by Arrow's fixed-size
+    lists) were copied, "copied" when nothing is shared. columns: the leaf columns (name -> array)
+    the buffers come from; they are kept alive by every export until its consumer releases it.
+    """
+
+    def __init__(self, columns: Dict[str, Any], dtype: np.dtype, arrays: str, converted: bool):
+        fields = _record_leaves(dtype)
+        self.columns = columns
+        self.dtype = dtype
+        self._names = [name for name, _, _ in fields]
+        self._tree = _arrow_tree(dtype, {name: i for i, name in enumerate(self._names)}, arrays)
+        self._n = len(columns[self._names[0]])
+        self._converted = converted
+        self._meta = [("strata.version", __version__), ("strata.dtype", str(dtype.descr))]
+        self.path = self._export()[2]
+
+    def _export(self) -> Tuple[Any, Any, str]:
+        cols = [_bytes_of(self.columns[name]) for name in self._names]  # uint8 views: void ('V16') columns too
+        schema, array, path = _strata.to_arrow(self._tree, cols, self._n, self._meta)
+        return schema, array, "copied" if self._converted else path
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __arrow_c_schema__(self) -> Any:
+        return self._export()[0]
+
+    def __arrow_c_array__(self, requested_schema: Any = None) -> Tuple[Any, Any]:
+        # The batch has one form; a consumer that asks for another casts what it gets.
+        schema, array, _ = self._export()
+        return schema, array
+
+    def __repr__(self) -> str:
+        return f"<strata.ArrowBatch of {self._n} records of {self.dtype}, {self.path}>"
+
+
+def to_arrow(records: Any, dtype: Any = None, arrays: str = "list") -> ArrowBatch:
+    """Records as an Arrow record batch (ArrowBatch: the Arrow PyCapsule interface), a struct
+    column per field of the dtype and a struct per nested structure; names as the dtype's fields.
+
+    records: a NumPy structured array (or raw bytes with `dtype`), converted to SoA columns by
+    strata first (to_soa; the batch then holds those columns), or a dict of leaf name -> 1-D column
+    as to_soa gives it, with `dtype`, exported in place: each Arrow buffer is the column itself
+    (zero-copy), except bools (Arrow bit-packs them) and sub-array elements with arrays="list".
+    arrays: "list" makes a sub-array field (shape (3,)) a fixed-size list (nested for more
+    dimensions), "struct" a struct of fields "0" .. "N-1" whose buffers are the columns.
+    Types: bool -> boolean, (u)int8..64, float16/32/64 as themselves, void fields ('V12') ->
+    fixed-size binary; others (complex, datetime, strings) are a TypeError naming the field.
+    Columns must be in host memory (on the CUDA build, copy them with .cpu()).
+    """
+    if arrays not in ("list", "struct"):
+        raise ValueError(f"strata: arrays is {arrays!r}; 'list' or 'struct'")
+    if not _strata.has_arrow:
+        raise RuntimeError("strata: this build of strata has no Arrow export (pyarrow's headers were missing when it was built)")
+    if isinstance(records, Mapping):
+        if dtype is None:
+            raise TypeError("strata: to_arrow of columns needs the records' dtype")
+        dtype = _dtype(dtype)
+        fields = _record_leaves(dtype)
+        columns, n, first = {}, None, None
+        for name, _, dt in fields:
+            if name not in records:
+                raise ValueError(f"strata: no column for '{name}'")
+            c = records[name]
+            if _is_torch(c):
+                raise ValueError(f"strata: column '{name}' is a torch tensor; Arrow takes host memory: pass c.cpu().numpy()")
+            c = _array(c, f"column '{name}'")
+            if c.ndim != 1:
+                raise ValueError(f"strata: column '{name}' has shape {tuple(c.shape)}; columns are 1-D")
+            if c.dtype != dt:
+                raise TypeError(f"strata: column '{name}' has dtype {c.dtype}; the field '{name}' of the dtype is {dt}")
+            if n is None:
+                n, first = c.shape[0], name
+            elif c.shape[0] != n:
+                raise ValueError(f"strata: column '{name}' has {c.shape[0]} elements and column '{first}' {n}; "
+                                 "every column needs one per record")
+            columns[name] = c
+        return ArrowBatch(columns, dtype, arrays, converted=False)
+    if backend == "cuda":  # to_soa would put the columns on the GPU: split them on the host here
+        records = _array(records, "records")
+        dtype = _dtype(records.dtype if dtype is None else dtype)
+        raw = np.ascontiguousarray(_bytes_of(records)).reshape(-1)
+        n = raw.size // dtype.itemsize
+        cols = {name: np.ndarray((n,), dt, raw, off, (dtype.itemsize,)).copy() for name, off, dt in _record_leaves(dtype)}
+        return ArrowBatch(cols, dtype, arrays, converted=True)
+    if dtype is None:
+        records = _array(records, "records")
+        dtype = records.dtype
+    dtype = _dtype(dtype)
+    return ArrowBatch(to_soa(records, dtype), dtype, arrays, converted=True)

@@ -21,7 +21,8 @@ def test_version_is_the_installed_distributions():
 
 def test_every_public_function_has_a_docstring():
     public = [getattr(strata, name) for name in strata.__all__ if callable(getattr(strata, name))]
-    assert {f.__name__ for f in public} == {"layer_norm", "rms_norm", "to_soa", "to_aos", "leaves"}
+    assert {f.__name__ for f in public} == {"layer_norm", "rms_norm", "to_soa", "to_aos", "leaves", "to_arrow",
+                                              "ArrowBatch"}
     native = [getattr(_strata, name) for name in dir(_strata) if not name.startswith("_") and callable(getattr(_strata, name))]
     testing = [getattr(_testing, name) for name in _testing.__all__]
     for f in public + native + testing:
@@ -40,7 +41,7 @@ def test_stubs_and_py_typed_are_installed_beside_the_module():
     stub = here / "_strata.pyi"
     tree = ast.parse(stub.read_text())
     functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
-    for name in ("normalize", "aos_to_soa", "soa_to_aos", "dense_bytes", "synchronize"):
+    for name in ("normalize", "aos_to_soa", "soa_to_aos", "dense_bytes", "synchronize", "to_arrow"):
         assert name in functions, f"{name} missing from {stub}"
         assert ast.get_docstring(functions[name]), f"{name}'s stub has no docstring"
     assert [a.arg for a in functions["normalize"].args.args] == ["rms", "x", "out", "weight", "bias", "eps", "stream"]
