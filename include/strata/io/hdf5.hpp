@@ -28,11 +28,17 @@
 // read: a truncated, damaged or mismatched file leaves it as it was.
 //
 // Device containers move through two pinned staging blocks: the copy of one block between the GPU
-// and pinned memory runs while HDF5 writes (or reads) the other. Host containers are written from
-// and read into their own memory where a leaf's values are one array there (SoA).
+// and pinned memory runs while HDF5 writes (or reads) the other. A block crosses as columns: SoA
+// columns as they are, AoS blocks transposed on the GPU into a device SoA block first (one block of
+// scratch, staging_records records); AoSoA blocks cross as stored and are gathered on the host.
+// Host containers are written from and read into their own memory where a leaf's values are one
+// array there (SoA), and gathered leaf by leaf otherwise.
 #pragma once
 
+#include <strata/container/aos_vector.hpp>
 #include <strata/container/basic_vector.hpp>
+#include <strata/container/soa_vector.hpp>
+#include <strata/convert/convert.hpp>
 #include <strata/layout/numeric.hpp>
 #include <strata/memory/checked.hpp>
 #include <strata/memory/device.hpp>
@@ -456,17 +462,48 @@ std::pair<std::size_t, std::size_t> covering_bytes(std::size_t capacity, std::si
 template <class M>
 inline constexpr bool whole_columns = layout::columnar_mapping<M> && block_of<M>() == 0;
 
-/// Leaf l of records [s, s + n) gathered into `out` (n values) from `at`, which holds an
-/// allocation of `capacity` records from its byte `origin` on (the whole allocation: origin 0).
+/// A device container's stage holds columns: a block's values per leaf, back to back. SoA columns
+/// cross as they are; an AoS block is transposed on the GPU (strata's transpose kernels, at copy
+/// speed) into a device SoA scratch block whose columns then cross. AoSoA blocks cross as the
+/// allocation holds them and are gathered on the host.
 template <class M>
-void gather_leaf(const std::byte* at, std::size_t origin, std::size_t capacity, std::size_t s, std::size_t n, std::size_t l, std::size_t bytes,
-                 std::byte* out) {
-  for (std::size_t i = 0; i < n; ++i) std::memcpy(out + i * bytes, at + (M::leaf_offset(capacity, s + i, l) - origin), bytes);
+inline constexpr bool staged_as_columns = whole_columns<M> || layout::record_mapping<M>;
+
+/// How a device container crosses through pinned memory: blocks of `step` records (whole AoSoA
+/// blocks), each stage holding `stage_bytes` (a block's values per leaf, back to back, where
+/// staged_as_columns, or the allocation's bytes covering the block otherwise).
+struct staging_plan {
+  std::size_t step = 0, stage_bytes = 0;
+};
+template <class M>
+staging_plan plan_staging(std::size_t n, std::size_t capacity, std::size_t staging_records) {
+  staging_plan p;
+  p.step = std::min(n, staging_records);
+  if constexpr (constexpr std::size_t blk = block_of<M>(); blk > 0) p.step = std::max<std::size_t>(blk, p.step / blk * blk);
+  for (std::size_t s = 0; s < n; s += p.step) {
+    const std::size_t b = std::min(p.step, n - s);
+    std::size_t bytes = 0;
+    if constexpr (staged_as_columns<M>) {
+      for (std::size_t l = 0; l < M::leaves; ++l) bytes += b * reflect::leaf_sizes<typename M::record>[l];
+    } else {
+      auto [lo, hi] = covering_bytes<M>(capacity, s, s + b);
+      bytes = hi - lo;
+    }
+    p.stage_bytes = std::max(p.stage_bytes, bytes);
+  }
+  return p;
 }
-template <class M>
-void scatter_leaf(std::byte* at, std::size_t origin, std::size_t capacity, std::size_t s, std::size_t n, std::size_t l, std::size_t bytes,
-                  const std::byte* in) {
-  for (std::size_t i = 0; i < n; ++i) std::memcpy(at + (M::leaf_offset(capacity, s + i, l) - origin), in + i * bytes, bytes);
+
+/// Leaf l (Bytes wide) of records [s, s + n) gathered into `out` (n values) from `at`, which holds
+/// an allocation of `capacity` records from its byte `origin` on (the whole allocation: origin 0).
+/// Bytes is a constant so each value moves as one load and store.
+template <class M, std::size_t Bytes>
+void gather_leaf(const std::byte* at, std::size_t origin, std::size_t capacity, std::size_t s, std::size_t n, std::size_t l, std::byte* out) {
+  for (std::size_t i = 0; i < n; ++i) std::memcpy(out + i * Bytes, at + (M::leaf_offset(capacity, s + i, l) - origin), Bytes);
+}
+template <class M, std::size_t Bytes>
+void scatter_leaf(std::byte* at, std::size_t origin, std::size_t capacity, std::size_t s, std::size_t n, std::size_t l, const std::byte* in) {
+  for (std::size_t i = 0; i < n; ++i) std::memcpy(at + (M::leaf_offset(capacity, s + i, l) - origin), in + i * Bytes, Bytes);
 }
 
 inline h5::id dataspace(hsize_t n, bool unlimited) {
@@ -667,7 +704,7 @@ void write_group(const file& f, const std::string& path_in, const basic_vector<T
         const std::byte* values = at + (M::leaf_offset(cap, s, L) - origin);
         if constexpr (!detail::whole_columns<M>) {
           column.resize(b * bytes);
-          detail::gather_leaf<M>(at, origin, cap, s, b, L, bytes, column.data());
+          detail::gather_leaf<M, bytes>(at, origin, cap, s, b, L, column.data());
           values = column.data();
         }
         h5::id mem = detail::dataspace(b, false);
@@ -684,32 +721,32 @@ void write_group(const file& f, const std::string& path_in, const basic_vector<T
         write_block(base, 0, cap, 0, n);
       } else {
         // Two pinned blocks: block k + 1 crosses from the GPU while HDF5 writes block k. Each holds
-        // the allocation's bytes of its records (per leaf for SoA, the covering range otherwise),
+        // the block's columns (staged_as_columns) or the allocation's bytes covering the block,
         // laid out as in the allocation with block k's first byte at the stage's start.
-        std::size_t step = std::min(n, o.staging_records);
-        if constexpr (constexpr std::size_t blk = detail::block_of<M>(); blk > 0) step = std::max<std::size_t>(blk, step / blk * blk);
-        auto stage_bytes = [&](std::size_t s, std::size_t b) {
-          if constexpr (detail::whole_columns<M>) {
-            std::size_t total = 0;
-            for (std::size_t l = 0; l < M::leaves; ++l) total += b * reflect::leaf_sizes<T>[l];
-            return total;
-          } else {
-            auto [lo, hi] = detail::covering_bytes<M>(cap, s, s + b);
-            return hi - lo;
-          }
-        };
-        std::size_t most = 0;
-        for (std::size_t s = 0; s < n; s += step) most = std::max(most, stage_bytes(s, std::min(step, n - s)));
-        buffer stage[2] = {buffer(most, memory_space::pinned), buffer(most, memory_space::pinned)};
+        const detail::staging_plan plan = detail::plan_staging<M>(n, cap, o.staging_records);
+        const std::size_t step = plan.step;
+        buffer stage[2] = {buffer(plan.stage_bytes, memory_space::pinned), buffer(plan.stage_bytes, memory_space::pinned)};
         strata::detail::device_guard on(c.device());
-        // Per SoA leaf, where its values of the block sit in the stage.
+        // AoS: the GPU transposes each block into this SoA block before it crosses (stream order
+        // keeps a block's transpose after the previous block's copy out of it).
+        std::conditional_t<layout::record_mapping<M>, soa_vector<T, memory_space::device>, int> scratch{};
+        if constexpr (layout::record_mapping<M>) scratch = soa_vector<T, memory_space::device>(step);
+        // Per leaf, where its values of the block sit in the stage.
         std::array<std::size_t, M::leaves> at{};
         auto fetch = [&](std::size_t s, std::size_t b, std::byte* into) {
-          if constexpr (detail::whole_columns<M>) {
+          if constexpr (detail::staged_as_columns<M>) {
+            const std::byte* from = base;
+            std::size_t from_cap = cap, from_first = s;
+            if constexpr (layout::record_mapping<M>) {
+              const auto all = c.const_view();
+              convert(aos_view<const T>(all.data() + s, index_t(b), all.location()), scratch.view().first(index_t(b)), stream_t{});
+              from = detail::storage_base(std::as_const(scratch)), from_cap = scratch.capacity(), from_first = 0;
+            }
             std::size_t off = 0;
             for (std::size_t l = 0; l < M::leaves; ++l) {
               at[l] = off;
-              copy_bytes_async(into + off, base + M::leaf_offset(cap, s, l), b * reflect::leaf_sizes<T>[l], stream_t{});
+              using columns = std::conditional_t<layout::record_mapping<M>, soa_mapping<T>, M>;
+              copy_bytes_async(into + off, from + columns::leaf_offset(from_cap, from_first, l), b * reflect::leaf_sizes<T>[l], stream_t{});
               off += b * reflect::leaf_sizes<T>[l];
             }
           } else {
@@ -724,7 +761,7 @@ void write_group(const file& f, const std::string& path_in, const basic_vector<T
           std::array<std::size_t, M::leaves> mine = at;
           if (s + step < n) fetch(s + step, std::min(step, n - s - step), stage[(k + 1) % 2].data());
           const std::byte* here = stage[k % 2].data();
-          if constexpr (detail::whole_columns<M>) {
+          if constexpr (detail::staged_as_columns<M>) {
             // A stage holds each leaf's b values back to back: write them as columns of a
             // b-record allocation (leaf_offset(cap, 0, l) = mine[l] there).
             reflect::for_each_leaf<T>([&](auto leaf) {
@@ -879,7 +916,7 @@ void read(const file& f, const std::string& path, basic_vector<T, M, S>& dst, co
         } else {
           column.resize(b * bytes);
           read_leaf(leaf, s, b, column.data());
-          detail::scatter_leaf<M>(at, origin, cap, s, b, L, bytes, column.data());
+          detail::scatter_leaf<M, bytes>(at, origin, cap, s, b, L, column.data());
         }
       });
     };
@@ -887,27 +924,19 @@ void read(const file& f, const std::string& path, basic_vector<T, M, S>& dst, co
     if constexpr (S != memory_space::device) {
       read_block(base, 0, 0, n);
     } else {
-      std::size_t step = std::min(n, o.staging_records);
-      if constexpr (constexpr std::size_t blk = detail::block_of<M>(); blk > 0) step = std::max<std::size_t>(blk, step / blk * blk);
-      std::size_t most = 0;
-      for (std::size_t s = 0; s < n; s += step) {
-        const std::size_t b = std::min(step, n - s);
-        if constexpr (detail::whole_columns<M>) {
-          std::size_t total = 0;
-          for (std::size_t l = 0; l < M::leaves; ++l) total += b * reflect::leaf_sizes<T>[l];
-          most = std::max(most, total);
-        } else {
-          auto [lo, hi] = detail::covering_bytes<M>(cap, s, s + b);
-          most = std::max(most, hi - lo);
-        }
-      }
-      buffer stage[2] = {buffer(most, memory_space::pinned), buffer(most, memory_space::pinned)};
+      const detail::staging_plan plan = detail::plan_staging<M>(n, cap, o.staging_records);
+      const std::size_t step = plan.step;
+      buffer stage[2] = {buffer(plan.stage_bytes, memory_space::pinned), buffer(plan.stage_bytes, memory_space::pinned)};
       strata::detail::device_guard on(out.device());
+      // AoS: each block's columns cross into this SoA block (zero where the file lacks a leaf) and
+      // the GPU transposes them into place.
+      std::conditional_t<layout::record_mapping<M>, soa_vector<T, memory_space::device>, int> scratch{};
+      if constexpr (layout::record_mapping<M>) scratch = soa_vector<T, memory_space::device>(step);
       // HDF5 fills block k's stage while block k - 1 crosses to the GPU.
       for (std::size_t s = 0, k = 0; s < n; s += step, ++k) {
         const std::size_t b = std::min(step, n - s);
         std::byte* here = stage[k % 2].data();
-        if constexpr (detail::whole_columns<M>) {
+        if constexpr (detail::staged_as_columns<M>) {
           std::size_t off = 0;
           std::array<std::size_t, M::leaves> at{};
           reflect::for_each_leaf<T>([&](auto leaf) {
@@ -917,8 +946,16 @@ void read(const file& f, const std::string& path, basic_vector<T, M, S>& dst, co
             off += b * reflect::leaf_sizes<T>[L];
           });
           synchronize(stream_t{});
-          for (std::size_t l = 0; l < M::leaves; ++l)
-            if (dsets[l]) copy_bytes_async(base + M::leaf_offset(cap, s, l), here + at[l], b * reflect::leaf_sizes<T>[l], stream_t{});
+          if constexpr (layout::record_mapping<M>) {
+            std::byte* into = detail::storage_base(scratch);
+            for (std::size_t l = 0; l < M::leaves; ++l)
+              if (dsets[l]) copy_bytes_async(into + soa_mapping<T>::leaf_offset(scratch.capacity(), 0, l), here + at[l], b * reflect::leaf_sizes<T>[l], stream_t{});
+            const auto all = out.view();
+            convert(std::as_const(scratch).const_view().first(index_t(b)), aos_view<T>(all.data() + s, index_t(b), all.location()), stream_t{});
+          } else {
+            for (std::size_t l = 0; l < M::leaves; ++l)
+              if (dsets[l]) copy_bytes_async(base + M::leaf_offset(cap, s, l), here + at[l], b * reflect::leaf_sizes<T>[l], stream_t{});
+          }
         } else {
           auto [lo, hi] = detail::covering_bytes<M>(cap, s, s + b);
           std::memset(here, 0, hi - lo);  // padding and leaves the file lacks: zero, as out holds them
