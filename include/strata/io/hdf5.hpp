@@ -506,6 +506,19 @@ void scatter_leaf(std::byte* at, std::size_t origin, std::size_t capacity, std::
   for (std::size_t i = 0; i < n; ++i) std::memcpy(at + (M::leaf_offset(capacity, s + i, l) - origin), in + i * Bytes, Bytes);
 }
 
+/// `records` rounded down to whole chunks of `chunk` records, at least one chunk.
+inline std::size_t whole_chunks(std::size_t records, std::size_t chunk) {
+  chunk = std::max<std::size_t>(chunk, 1);
+  return std::max(chunk, records / chunk * chunk);
+}
+/// Records per chunk of a dataset (1 where it is not chunked: contiguous data reads in any parts).
+inline std::size_t chunk_records(hid_t dset) {
+  h5::id plist = h5::check(H5Dget_create_plist(dset), H5Pclose, "dataset property list");
+  hsize_t dim = 1;
+  if (H5Pget_layout(plist.get()) == H5D_CHUNKED && H5Pget_chunk(plist.get(), 1, &dim) == 1 && dim > 0) return std::size_t(dim);
+  return 1;
+}
+
 inline h5::id dataspace(hsize_t n, bool unlimited) {
   const hsize_t maxdims = unlimited ? H5S_UNLIMITED : n;
   return h5::check(H5Screate_simple(1, &n, &maxdims), H5Sclose, "dataspace");
@@ -556,7 +569,8 @@ struct write_options {
   bool checksum = true;
   /// Replace a group already at the path (otherwise that is an error).
   bool overwrite = false;
-  /// Records per staging block for device containers (two blocks of pinned memory).
+  /// Records per HDF5 write call; for device containers also the records of each of the two
+  /// pinned staging blocks (and of the device scratch block an AoS container is transposed into).
   std::size_t staging_records = std::size_t(1) << 21;
 };
 
@@ -571,7 +585,8 @@ struct read_options {
   /// Allow conversions that may lose values (float64 -> float32, int32 -> int16; HDF5 rounds and
   /// clamps). Without it they are schema_errors naming the leaf.
   bool narrowing = false;
-  /// Records per staging block for device containers.
+  /// Records per HDF5 read call; for device containers also the records of each of the two pinned
+  /// staging blocks (and of the device scratch block an AoS container is transposed from).
   std::size_t staging_records = std::size_t(1) << 21;
 };
 
@@ -680,6 +695,9 @@ void write_group(const file& f, const std::string& path_in, const basic_vector<T
     h5::check(H5Pset_chunk(dcpl.get(), 1, &chunk), "chunked layout");
     if (o.checksum) h5::check(H5Pset_fletcher32(dcpl.get()), "checksum filter");
     if (o.deflate > 0) h5::check(H5Pset_shuffle(dcpl.get()), "shuffle filter"), h5::check(H5Pset_deflate(dcpl.get(), unsigned(o.deflate)), "deflate filter");
+    // Records per write call: whole chunks (a partial chunk would be filtered and written again
+    // by the next call).
+    const std::size_t block = detail::whole_chunks(o.staging_records, chunk);
 
     std::array<h5::id, reflect::leaf_count<T>> dsets, types;
     reflect::for_each_leaf<T>([&](auto leaf) {
@@ -718,12 +736,12 @@ void write_group(const file& f, const std::string& path_in, const basic_vector<T
     if (n > 0) {
       const std::byte* base = detail::storage_base(c);
       if constexpr (S != memory_space::device) {
-        write_block(base, 0, cap, 0, n);
+        for (std::size_t s = 0; s < n; s += block) write_block(base, 0, cap, s, std::min(block, n - s));
       } else {
         // Two pinned blocks: block k + 1 crosses from the GPU while HDF5 writes block k. Each holds
         // the block's columns (staged_as_columns) or the allocation's bytes covering the block,
         // laid out as in the allocation with block k's first byte at the stage's start.
-        const detail::staging_plan plan = detail::plan_staging<M>(n, cap, o.staging_records);
+        const detail::staging_plan plan = detail::plan_staging<M>(n, cap, block);
         const std::size_t step = plan.step;
         buffer stage[2] = {buffer(plan.stage_bytes, memory_space::pinned), buffer(plan.stage_bytes, memory_space::pinned)};
         strata::detail::device_guard on(c.device());
@@ -887,7 +905,32 @@ void read(const file& f, const std::string& path, basic_vector<T, M, S>& dst, co
     dsets[L] = std::move(d);
   });
 
-  basic out(n);  // value-initialised: leaves the file lacks read as zero
+  // Every byte of an SoA container is a leaf's value: when the file has every leaf, the read writes
+  // them all and the container is not zeroed first. Otherwise it is value-initialised (leaves the
+  // file lacks and padding read as zero).
+  bool every_leaf = true;
+  for (const auto& d : dsets) every_leaf = every_leaf && bool(d);
+  basic out;
+  if (every_leaf && detail::whole_columns<M>) {
+    out.resize_for_overwrite(n);
+    // The columns' room past n is zeroed as a value-initialised container's is (a packet may load
+    // it; a bool there must hold 0 or 1).
+    if (std::byte* base = detail::storage_base(out)) {
+      for (std::size_t l = 0; l < M::leaves; ++l) {
+        std::byte* tail = base + M::leaf_offset(out.capacity(), n, l);
+        const std::size_t bytes = (out.capacity() - n) * reflect::leaf_sizes<T>[l];
+        if (bytes == 0) continue;
+        if constexpr (S == memory_space::device) {
+          strata::detail::device_guard on(out.device());
+          fill_bytes_async(tail, 0, bytes, stream_t{}, S);
+        } else {
+          std::memset(tail, 0, bytes);
+        }
+      }
+    }
+  } else {
+    out.resize(n);
+  }
   if (n > 0) {
     const std::size_t cap = out.capacity();
     std::vector<std::byte> column;
@@ -920,11 +963,20 @@ void read(const file& f, const std::string& path, basic_vector<T, M, S>& dst, co
         }
       });
     };
+    // Records per read call: whole chunks of the file's first leaf (a chunk read in parts would be
+    // checked and decompressed once per part).
+    std::size_t chunk = 1;
+    for (const auto& d : dsets)
+      if (d) {
+        chunk = detail::chunk_records(d.get());
+        break;
+      }
+    const std::size_t block = detail::whole_chunks(o.staging_records, chunk);
     std::byte* base = detail::storage_base(out);
     if constexpr (S != memory_space::device) {
-      read_block(base, 0, 0, n);
+      for (std::size_t s = 0; s < n; s += block) read_block(base, 0, s, std::min(block, n - s));
     } else {
-      const detail::staging_plan plan = detail::plan_staging<M>(n, cap, o.staging_records);
+      const detail::staging_plan plan = detail::plan_staging<M>(n, cap, block);
       const std::size_t step = plan.step;
       buffer stage[2] = {buffer(plan.stage_bytes, memory_space::pinned), buffer(plan.stage_bytes, memory_space::pinned)};
       strata::detail::device_guard on(out.device());
