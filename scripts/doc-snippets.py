@@ -32,7 +32,7 @@ ADAPT = re.compile(r"^\s*BOOST_HANA_ADAPT_STRUCT\s*\(\s*([A-Za-z_]\w*)")
 # Headers that need a package the host build may lack: the block is left out, and says so, where it is missing.
 RESET = "#line RESET"  # replaced by the generated file's own line: later diagnostics point there
 OPTIONAL = {"strata/interop/dlpack.hpp": "dlpack/dlpack.h", "strata/io/hdf5.hpp": "hdf5.h", "strata/io/openpmd.hpp": "hdf5.h",
-            "strata/io/arrow.hpp": "arrow/c/abi.h"}
+            "strata/io/distributed.hpp": "hdf5.h", "strata/io/arrow.hpp": "arrow/c/abi.h"}
 
 
 class Block:

@@ -10,9 +10,14 @@
 #include "particles.hpp"
 
 #include <strata/distributed/distributed_vector.hpp>
+#if defined(STRATA_DEMO_HDF5)
+#include <strata/io/distributed.hpp>
+#endif
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <string>
 
 namespace strata_examples {
 
@@ -61,14 +66,38 @@ inline int run_distributed_demo(demo_options o) {  // declared in particles.hpp
   ps.migrate(slab_of_x{o.gpus});  // each rank starts with its own slab
   const double d0 = ps.transform_reduce_sum<double>(total_energy{k});
   std::int64_t moved = 0;
+  auto step = [&](strata::distributed::distributed_soa_vector<particle>& v, int s) {
+    v.transform(f);
+    const std::int64_t sent = v.migrate(slab_of_x{o.gpus}).sent;
+    if (o.energy_every > 0 && (s + 1) % o.energy_every == 0) (void)v.transform_reduce_sum<double>(total_energy{k});
+    return sent;
+  };
+#if defined(STRATA_DEMO_HDF5)
+  // Checkpoints: every `every` steps the ranks' particles go to the file, one group per step.
+  const int every = o.checkpoint_every > 0 ? o.checkpoint_every : std::max(1, o.steps / 2);
+  std::unique_ptr<strata::io::file> file;
+  if (!o.checkpoint.empty()) file = std::make_unique<strata::io::file>(strata::io::file::create(o.checkpoint));
+  double checkpoint_s = 0;
+  int checkpoints = 0, first_checkpoint = 0;
+#endif
   t = now();
   for (int s = 0; s < o.steps; ++s) {
-    ps.transform(f);
-    moved += ps.migrate(slab_of_x{o.gpus}).sent;
-    if (o.energy_every > 0 && (s + 1) % o.energy_every == 0) (void)ps.transform_reduce_sum<double>(total_energy{k});
+    moved += step(ps, s);
+#if defined(STRATA_DEMO_HDF5)
+    if (file && (s + 1) % every == 0 && s + 1 < o.steps) {
+      const double c0 = now();
+      strata::io::write(*file, "steps/" + std::to_string(s + 1), ps);
+      checkpoint_s += now() - c0;
+      if (checkpoints++ == 0) first_checkpoint = s + 1;
+    }
+#endif
   }
   comm.synchronize_all();
+#if defined(STRATA_DEMO_HDF5)
+  const double many_s = (now() - t - checkpoint_s) / o.steps;
+#else
   const double many_s = (now() - t) / o.steps;
+#endif
   const double d1 = ps.transform_reduce_sum<double>(total_energy{k});
 
   auto a = one.to_host(), b = ps.gather();
@@ -81,6 +110,30 @@ inline int run_distributed_demo(demo_options o) {  // declared in particles.hpp
   std::printf("particles migrated: %lld in %d steps; per rank now:", (long long)moved, o.steps);
   for (int r = 0; r < comm.local_ranks(); ++r) std::printf(" %zu", ps.shard(r).size());
   std::printf("\nfinal particles %s the one-rank run's\n", same ? "are bit for bit" : "DIFFER from");
+#if defined(STRATA_DEMO_HDF5)
+  if (file) {
+    if (checkpoints == 0) {
+      std::printf("no checkpoint written: --checkpoint-every %d is not below --steps %d\n", every, o.steps);
+      return 1;
+    }
+    const double bytes = double(ps.size()) * double(sizeof(particle)) * checkpoints;
+    std::printf("checkpoints: %d to %s, %.1f ms each (%.2f GB/s)\n", checkpoints, o.checkpoint.c_str(), checkpoint_s / checkpoints * 1e3,
+                bytes / checkpoint_s * 1e-9);
+    // A restart: the first checkpoint read back onto the ranks, the remaining steps run again.
+    strata::distributed::distributed_soa_vector<particle> again(comm);
+    again.reserve(share + share / 8);
+    strata::io::read(*file, "steps/" + std::to_string(first_checkpoint), again);
+    for (int s = first_checkpoint; s < o.steps; ++s) (void)step(again, s);
+    bool restarted = true;
+    for (int r = 0; r < comm.local_ranks(); ++r) {
+      const auto x = ps.shard(r).to_host(), y = again.shard(r).to_host();
+      restarted = restarted && x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(particle)) == 0;
+    }
+    std::printf("restart from step %d: every rank's particles %s the uninterrupted run's\n", first_checkpoint,
+                restarted ? "are bit for bit" : "DIFFER from");
+    return same && restarted ? 0 : 1;
+  }
+#endif
   return same ? 0 : 1;
 }
 

@@ -40,6 +40,12 @@ inline void add_demo_options(CLI::App& app, demo_options& o) {
                  "run on G ranks, the box cut into G slabs along x (one GPU each through NCCL; the host backend's stand-in "
                  "runs them in this process)")
       ->check(whole_number(1));
+#if defined(STRATA_DEMO_HDF5)
+  app.add_option("--checkpoint", o.checkpoint,
+                 "write the ranks' particles to this HDF5 file every --checkpoint-every steps (strata::io), restart from the first "
+                 "checkpoint and check the restarted run ends bit for bit where the uninterrupted one did (implies --gpus 1)");
+  app.add_option("--checkpoint-every", o.checkpoint_every, "steps between checkpoints (default: steps / 2)")->check(whole_number(1));
+#endif
 }
 
 }  // namespace strata_examples

@@ -43,6 +43,8 @@ struct demo_options {
   std::size_t n = 0;
   int steps = 0, energy_every = 10, sort_every = 0;  // sort_every 0: steps / 2
   int gpus = 0;  // several ranks (distributed.hpp) when > 0
+  std::string checkpoint;  // an HDF5 file: checkpoints of the ranks' particles and a restart (distributed.hpp)
+  int checkpoint_every = 0;  // 0: steps / 2
 };
 
 /// Symplectic Euler in the field a = -k x: v += -k x dt, then x += v dt.
@@ -222,6 +224,7 @@ struct soa_packet_ops : soa_thrust_ops {
 inline int run_distributed_demo(demo_options o);  // distributed.hpp, where the build has a transport
 
 inline int run_demo(demo_options o) {
+  if (!o.checkpoint.empty() && o.gpus == 0) o.gpus = 1;  // checkpoints are written by the ranks' run
   if (o.gpus > 0) {
 #if defined(STRATA_DEMO_DISTRIBUTED)
     return run_distributed_demo(o);

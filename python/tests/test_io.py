@@ -93,3 +93,19 @@ def test_openpmd_iterations_pass_the_validator(snapshots):
     assert species["position/x"].attrs["unitSI"] == 1e-6
     assert species["positionOffset/x"].attrs["shape"][0] == N
     assert "alive" not in species  # leaves the mapping leaves out are not written
+
+
+def test_openpmd_viewer_reads_the_species(snapshots):
+    """openPMD-viewer (the reader openPMD's analysis scripts use) finds every iteration and reads the
+    species' records with their units applied."""
+    viewer = pytest.importorskip("openpmd_viewer")
+    ts = viewer.OpenPMDTimeSeries(os.path.dirname(snapshots.filename), check_all_files=False)
+    assert list(ts.iterations) == list(range(0, STEPS + 1, EVERY))
+    assert "tracers" in ts.avail_species
+    want = advanced(initial(N), STEPS)
+    x, y, m = ts.get_particle(["x", "y", "mass"], species="tracers", iteration=STEPS)
+    # openPMD-viewer reports positions in micrometres (its own unit) and other records in SI: the
+    # stored micrometres come back as they are, the mass times its unitSI (1e-27 kg).
+    np.testing.assert_allclose(x, want["pos/x"].astype(np.float64), rtol=1e-6)
+    np.testing.assert_allclose(y, want["pos/y"].astype(np.float64), rtol=1e-6)
+    np.testing.assert_allclose(m, want["mass"].astype(np.float64) * 1e-27, rtol=1e-6)

@@ -100,7 +100,8 @@ TEST(Hdf5, LargeContainersCrossInManyBlocks) {
   {
     io::file f = io::file::create(tmp.str());
     io::write_options o;
-    o.staging_records = n / 7;  // a partial last block
+    o.chunk_records = 4096;
+    o.staging_records = n / 7;  // blocks of whole chunks, a partial last block
     io::write(f, "p", strata::soa_vector<nested_particle>(ref), o);
     io::write(f, "q", strata::aosoa_vector<nested_particle>(ref), o);
   }
@@ -514,3 +515,29 @@ TEST(OpenPmd, BadMappingsAreRefusedBeforeWriting) {
 }
 
 }  // namespace
+
+// A read that writes every leaf skips zeroing the container first; the columns' room past the
+// records must still be zero, as in a value-initialised container (packets load it; bools there
+// must hold 0 or 1).
+TEST(Hdf5, ColumnsPastTheRecordsReadAsZero) {
+  STRATA_SEED_TRACE();
+  for (std::size_t n : {std::size_t(1), std::size_t(37), std::size_t(1001)}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    auto ref = random_records<with_bools>(n, 91);
+    temp_path tmp("tails");
+    {
+      io::file f = io::file::create(tmp.str());
+      io::write(f, "b", strata::host_soa_vector<with_bools>(ref));
+    }
+    io::file f = io::file::open(tmp.str());
+    const auto got = io::read<strata::host_soa_vector<with_bools>>(f, "b");
+    expect_records(got, ref);
+    ASSERT_GE(got.capacity(), n);
+    const auto v = got.const_view();
+    for (std::size_t l = 0; l < strata::reflect::leaf_count<with_bools>; ++l) {
+      const std::size_t bytes = strata::reflect::leaf_sizes<with_bools>[l];
+      const std::byte* col = v.column_bytes(l);
+      for (std::size_t i = n * bytes; i < got.capacity() * bytes; ++i) ASSERT_EQ(col[i], std::byte{0}) << "leaf " << l << " byte " << i;
+    }
+  }
+}

@@ -28,6 +28,7 @@
 #include <exception>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -105,6 +106,29 @@ class distributed_soa_vector {
     for (std::size_t l = 0; l < parts; ++l) {
       strata::detail::device_guard g(comm_->device(int(l)));
       shards_[l] = std::move(fresh[l]);
+      owned_[l] = shards_[l].size();
+    }
+  }
+  /// Every local rank's records replaced by its own container: `shards[l]` becomes local rank
+  /// l's shard, all of it owned (a restart from a checkpoint keeps each rank's records where they
+  /// were). Each must be on its rank's device. Each shard keeps the room reserve() asked for.
+  /// Strong guarantee: the room is made for every rank before any shard is replaced.
+  void assign(std::vector<soa_vector<T>> shards) {
+    if (shards.size() != shards_.size())
+      strata::detail::throw_size_error("distributed_soa_vector::assign: shards", index_t(shards.size()), index_t(shards_.size()));
+    for (std::size_t l = 0; l < shards.size(); ++l)
+      if (shards[l].capacity() > 0 && shards[l].device() >= 0 && shards[l].device() != comm_->device(int(l)))
+        throw std::invalid_argument("strata: distributed_soa_vector::assign: shard " + std::to_string(l) + " is on device " +
+                                    std::to_string(shards[l].device()) + ", local rank " + std::to_string(l) + " on device " +
+                                    std::to_string(comm_->device(int(l))));
+    comm_->synchronize_all();  // the shards replaced here may still be written by queued work
+    for (std::size_t l = 0; l < shards.size(); ++l) {
+      strata::detail::device_guard g(comm_->device(int(l)));
+      shards[l].reserve(reserved_);
+    }
+    for (std::size_t l = 0; l < shards.size(); ++l) {
+      strata::detail::device_guard g(comm_->device(int(l)));
+      shards_[l] = std::move(shards[l]);
       owned_[l] = shards_[l].size();
     }
   }

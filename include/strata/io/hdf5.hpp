@@ -28,10 +28,16 @@
 // read: a truncated, damaged or mismatched file leaves it as it was.
 //
 // Device containers move through two pinned staging blocks: the copy of one block between the GPU
-// and pinned memory runs while HDF5 writes (or reads) the other. Host containers are written from
-// and read into their own memory where a leaf's values are one array there (SoA).
+// and pinned memory runs while HDF5 writes (or reads) the other. A block crosses as columns: SoA
+// columns as they are, AoS blocks transposed on the GPU into a device SoA block first (one block of
+// scratch, staging_records records); AoSoA blocks cross as stored and are gathered on the host.
+// Host containers are written from and read into their own memory where a leaf's values are one
+// array there (SoA), and gathered leaf by leaf otherwise.
 #pragma once
 
+#include <strata/container/aos_vector.hpp>
+#include <strata/container/soa_vector.hpp>
+#include <strata/convert/convert.hpp>
 #include <strata/io/schema.hpp>
 #include <strata/memory/checked.hpp>
 #include <strata/memory/device.hpp>
@@ -319,6 +325,18 @@ inline std::string dataset_path(std::string_view leaf) {
 }
 
 
+/// `records` rounded down to whole chunks of `chunk` records, at least one chunk.
+inline std::size_t whole_chunks(std::size_t records, std::size_t chunk) {
+  chunk = std::max<std::size_t>(chunk, 1);
+  return std::max(chunk, records / chunk * chunk);
+}
+/// Records per chunk of a dataset (1 where it is not chunked: contiguous data reads in any parts).
+inline std::size_t chunk_records(hid_t dset) {
+  h5::id plist = h5::check(H5Dget_create_plist(dset), H5Pclose, "dataset property list");
+  hsize_t dim = 1;
+  if (H5Pget_layout(plist.get()) == H5D_CHUNKED && H5Pget_chunk(plist.get(), 1, &dim) == 1 && dim > 0) return std::size_t(dim);
+  return 1;
+}
 
 inline h5::id dataspace(hsize_t n, bool unlimited) {
   const hsize_t maxdims = unlimited ? H5S_UNLIMITED : n;
@@ -370,7 +388,8 @@ struct write_options {
   bool checksum = true;
   /// Replace a group already at the path (otherwise that is an error).
   bool overwrite = false;
-  /// Records per staging block for device containers (two blocks of pinned memory).
+  /// Records per HDF5 write call; for device containers also the records of each of the two
+  /// pinned staging blocks (and of the device scratch block an AoS container is transposed into).
   std::size_t staging_records = std::size_t(1) << 21;
 };
 
@@ -385,7 +404,8 @@ struct read_options {
   /// Allow conversions that may lose values (float64 -> float32, int32 -> int16; HDF5 rounds and
   /// clamps). Without it they are schema_errors naming the leaf.
   bool narrowing = false;
-  /// Records per staging block for device containers.
+  /// Records per HDF5 read call; for device containers also the records of each of the two pinned
+  /// staging blocks (and of the device scratch block an AoS container is transposed from).
   std::size_t staging_records = std::size_t(1) << 21;
 };
 
@@ -494,6 +514,9 @@ void write_group(const file& f, const std::string& path_in, const basic_vector<T
     h5::check(H5Pset_chunk(dcpl.get(), 1, &chunk), "chunked layout");
     if (o.checksum) h5::check(H5Pset_fletcher32(dcpl.get()), "checksum filter");
     if (o.deflate > 0) h5::check(H5Pset_shuffle(dcpl.get()), "shuffle filter"), h5::check(H5Pset_deflate(dcpl.get(), unsigned(o.deflate)), "deflate filter");
+    // Records per write call: whole chunks (a partial chunk would be filtered and written again
+    // by the next call).
+    const std::size_t block = detail::whole_chunks(o.staging_records, chunk);
 
     std::array<h5::id, reflect::leaf_count<T>> dsets, types;
     reflect::for_each_leaf<T>([&](auto leaf) {
@@ -532,35 +555,35 @@ void write_group(const file& f, const std::string& path_in, const basic_vector<T
     if (n > 0) {
       const std::byte* base = detail::storage_base(c);
       if constexpr (S != memory_space::device) {
-        write_block(base, 0, cap, 0, n);
+        for (std::size_t s = 0; s < n; s += block) write_block(base, 0, cap, s, std::min(block, n - s));
       } else {
         // Two pinned blocks: block k + 1 crosses from the GPU while HDF5 writes block k. Each holds
-        // the allocation's bytes of its records (per leaf for SoA, the covering range otherwise),
+        // the block's columns (staged_as_columns) or the allocation's bytes covering the block,
         // laid out as in the allocation with block k's first byte at the stage's start.
-        std::size_t step = std::min(n, o.staging_records);
-        if constexpr (constexpr std::size_t blk = detail::block_of<M>(); blk > 0) step = std::max<std::size_t>(blk, step / blk * blk);
-        auto stage_bytes = [&](std::size_t s, std::size_t b) {
-          if constexpr (detail::whole_columns<M>) {
-            std::size_t total = 0;
-            for (std::size_t l = 0; l < M::leaves; ++l) total += b * reflect::leaf_sizes<T>[l];
-            return total;
-          } else {
-            auto [lo, hi] = detail::covering_bytes<M>(cap, s, s + b);
-            return hi - lo;
-          }
-        };
-        std::size_t most = 0;
-        for (std::size_t s = 0; s < n; s += step) most = std::max(most, stage_bytes(s, std::min(step, n - s)));
-        buffer stage[2] = {buffer(most, memory_space::pinned), buffer(most, memory_space::pinned)};
+        const detail::staging_plan plan = detail::plan_staging<M>(n, cap, block);
+        const std::size_t step = plan.step;
+        buffer stage[2] = {buffer(plan.stage_bytes, memory_space::pinned), buffer(plan.stage_bytes, memory_space::pinned)};
         strata::detail::device_guard on(c.device());
-        // Per SoA leaf, where its values of the block sit in the stage.
+        // AoS: the GPU transposes each block into this SoA block before it crosses (stream order
+        // keeps a block's transpose after the previous block's copy out of it).
+        std::conditional_t<layout::record_mapping<M>, soa_vector<T, memory_space::device>, int> scratch{};
+        if constexpr (layout::record_mapping<M>) scratch = soa_vector<T, memory_space::device>(step);
+        // Per leaf, where its values of the block sit in the stage.
         std::array<std::size_t, M::leaves> at{};
         auto fetch = [&](std::size_t s, std::size_t b, std::byte* into) {
-          if constexpr (detail::whole_columns<M>) {
+          if constexpr (detail::staged_as_columns<M>) {
+            const std::byte* from = base;
+            std::size_t from_cap = cap, from_first = s;
+            if constexpr (layout::record_mapping<M>) {
+              const auto all = c.const_view();
+              convert(aos_view<const T>(all.data() + s, index_t(b), all.location()), scratch.view().first(index_t(b)), stream_t{});
+              from = detail::storage_base(std::as_const(scratch)), from_cap = scratch.capacity(), from_first = 0;
+            }
             std::size_t off = 0;
             for (std::size_t l = 0; l < M::leaves; ++l) {
               at[l] = off;
-              copy_bytes_async(into + off, base + M::leaf_offset(cap, s, l), b * reflect::leaf_sizes<T>[l], stream_t{});
+              using columns = std::conditional_t<layout::record_mapping<M>, soa_mapping<T>, M>;
+              copy_bytes_async(into + off, from + columns::leaf_offset(from_cap, from_first, l), b * reflect::leaf_sizes<T>[l], stream_t{});
               off += b * reflect::leaf_sizes<T>[l];
             }
           } else {
@@ -575,7 +598,7 @@ void write_group(const file& f, const std::string& path_in, const basic_vector<T
           std::array<std::size_t, M::leaves> mine = at;
           if (s + step < n) fetch(s + step, std::min(step, n - s - step), stage[(k + 1) % 2].data());
           const std::byte* here = stage[k % 2].data();
-          if constexpr (detail::whole_columns<M>) {
+          if constexpr (detail::staged_as_columns<M>) {
             // A stage holds each leaf's b values back to back: write them as columns of a
             // b-record allocation (leaf_offset(cap, 0, l) = mine[l] there).
             reflect::for_each_leaf<T>([&](auto leaf) {
@@ -701,7 +724,32 @@ void read(const file& f, const std::string& path, basic_vector<T, M, S>& dst, co
     dsets[L] = std::move(d);
   });
 
-  basic out(n);  // value-initialised: leaves the file lacks read as zero
+  // Every byte of an SoA container is a leaf's value: when the file has every leaf, the read writes
+  // them all and the container is not zeroed first. Otherwise it is value-initialised (leaves the
+  // file lacks and padding read as zero).
+  bool every_leaf = true;
+  for (const auto& d : dsets) every_leaf = every_leaf && bool(d);
+  basic out;
+  if (every_leaf && detail::whole_columns<M>) {
+    out.resize_for_overwrite(n);
+    // The columns' room past n is zeroed as a value-initialised container's is (a packet may load
+    // it; a bool there must hold 0 or 1).
+    if (std::byte* base = detail::storage_base(out)) {
+      for (std::size_t l = 0; l < M::leaves; ++l) {
+        std::byte* tail = base + M::leaf_offset(out.capacity(), n, l);
+        const std::size_t bytes = (out.capacity() - n) * reflect::leaf_sizes<T>[l];
+        if (bytes == 0) continue;
+        if constexpr (S == memory_space::device) {
+          strata::detail::device_guard on(out.device());
+          fill_bytes_async(tail, 0, bytes, stream_t{}, S);
+        } else {
+          std::memset(tail, 0, bytes);
+        }
+      }
+    }
+  } else {
+    out.resize(n);
+  }
   if (n > 0) {
     const std::size_t cap = out.capacity();
     std::vector<std::byte> column;
@@ -734,31 +782,32 @@ void read(const file& f, const std::string& path, basic_vector<T, M, S>& dst, co
         }
       });
     };
+    // Records per read call: whole chunks of the file's first leaf (a chunk read in parts would be
+    // checked and decompressed once per part).
+    std::size_t chunk = 1;
+    for (const auto& d : dsets)
+      if (d) {
+        chunk = detail::chunk_records(d.get());
+        break;
+      }
+    const std::size_t block = detail::whole_chunks(o.staging_records, chunk);
     std::byte* base = detail::storage_base(out);
     if constexpr (S != memory_space::device) {
-      read_block(base, 0, 0, n);
+      for (std::size_t s = 0; s < n; s += block) read_block(base, 0, s, std::min(block, n - s));
     } else {
-      std::size_t step = std::min(n, o.staging_records);
-      if constexpr (constexpr std::size_t blk = detail::block_of<M>(); blk > 0) step = std::max<std::size_t>(blk, step / blk * blk);
-      std::size_t most = 0;
-      for (std::size_t s = 0; s < n; s += step) {
-        const std::size_t b = std::min(step, n - s);
-        if constexpr (detail::whole_columns<M>) {
-          std::size_t total = 0;
-          for (std::size_t l = 0; l < M::leaves; ++l) total += b * reflect::leaf_sizes<T>[l];
-          most = std::max(most, total);
-        } else {
-          auto [lo, hi] = detail::covering_bytes<M>(cap, s, s + b);
-          most = std::max(most, hi - lo);
-        }
-      }
-      buffer stage[2] = {buffer(most, memory_space::pinned), buffer(most, memory_space::pinned)};
+      const detail::staging_plan plan = detail::plan_staging<M>(n, cap, block);
+      const std::size_t step = plan.step;
+      buffer stage[2] = {buffer(plan.stage_bytes, memory_space::pinned), buffer(plan.stage_bytes, memory_space::pinned)};
       strata::detail::device_guard on(out.device());
+      // AoS: each block's columns cross into this SoA block (zero where the file lacks a leaf) and
+      // the GPU transposes them into place.
+      std::conditional_t<layout::record_mapping<M>, soa_vector<T, memory_space::device>, int> scratch{};
+      if constexpr (layout::record_mapping<M>) scratch = soa_vector<T, memory_space::device>(step);
       // HDF5 fills block k's stage while block k - 1 crosses to the GPU.
       for (std::size_t s = 0, k = 0; s < n; s += step, ++k) {
         const std::size_t b = std::min(step, n - s);
         std::byte* here = stage[k % 2].data();
-        if constexpr (detail::whole_columns<M>) {
+        if constexpr (detail::staged_as_columns<M>) {
           std::size_t off = 0;
           std::array<std::size_t, M::leaves> at{};
           reflect::for_each_leaf<T>([&](auto leaf) {
@@ -768,8 +817,16 @@ void read(const file& f, const std::string& path, basic_vector<T, M, S>& dst, co
             off += b * reflect::leaf_sizes<T>[L];
           });
           synchronize(stream_t{});
-          for (std::size_t l = 0; l < M::leaves; ++l)
-            if (dsets[l]) copy_bytes_async(base + M::leaf_offset(cap, s, l), here + at[l], b * reflect::leaf_sizes<T>[l], stream_t{});
+          if constexpr (layout::record_mapping<M>) {
+            std::byte* into = detail::storage_base(scratch);
+            for (std::size_t l = 0; l < M::leaves; ++l)
+              if (dsets[l]) copy_bytes_async(into + soa_mapping<T>::leaf_offset(scratch.capacity(), 0, l), here + at[l], b * reflect::leaf_sizes<T>[l], stream_t{});
+            const auto all = out.view();
+            convert(std::as_const(scratch).const_view().first(index_t(b)), aos_view<T>(all.data() + s, index_t(b), all.location()), stream_t{});
+          } else {
+            for (std::size_t l = 0; l < M::leaves; ++l)
+              if (dsets[l]) copy_bytes_async(base + M::leaf_offset(cap, s, l), here + at[l], b * reflect::leaf_sizes<T>[l], stream_t{});
+          }
         } else {
           auto [lo, hi] = detail::covering_bytes<M>(cap, s, s + b);
           std::memset(here, 0, hi - lo);  // padding and leaves the file lacks: zero, as out holds them

@@ -168,17 +168,76 @@ std::pair<std::size_t, std::size_t> covering_bytes(std::size_t capacity, std::si
 template <class M>
 inline constexpr bool whole_columns = layout::columnar_mapping<M> && block_of<M>() == 0;
 
-/// Leaf l of records [s, s + n) gathered into `out` (n values) from `at`, which holds an
-/// allocation of `capacity` records from its byte `origin` on (the whole allocation: origin 0).
+/// Leaf l (`bytes` wide) of records [s, s + n) gathered into `out` (n values) from `at`, which
+/// holds an allocation of `capacity` records from its byte `origin` on (the whole allocation:
+/// origin 0). Leaves of 1, 2, 4, 8 and 16 bytes move as one constant-size copy per value.
+template <class M, std::size_t Bytes>
+void gather_values(const std::byte* at, std::size_t origin, std::size_t capacity, std::size_t s, std::size_t n, std::size_t l, std::size_t bytes,
+                   std::byte* out) {
+  const std::size_t w = Bytes ? Bytes : bytes;
+  for (std::size_t i = 0; i < n; ++i) std::memcpy(out + i * w, at + (M::leaf_offset(capacity, s + i, l) - origin), Bytes ? Bytes : w);
+}
+template <class M, std::size_t Bytes>
+void scatter_values(std::byte* at, std::size_t origin, std::size_t capacity, std::size_t s, std::size_t n, std::size_t l, std::size_t bytes,
+                    const std::byte* in) {
+  const std::size_t w = Bytes ? Bytes : bytes;
+  for (std::size_t i = 0; i < n; ++i) std::memcpy(at + (M::leaf_offset(capacity, s + i, l) - origin), in + i * w, Bytes ? Bytes : w);
+}
 template <class M>
 void gather_leaf(const std::byte* at, std::size_t origin, std::size_t capacity, std::size_t s, std::size_t n, std::size_t l, std::size_t bytes,
                  std::byte* out) {
-  for (std::size_t i = 0; i < n; ++i) std::memcpy(out + i * bytes, at + (M::leaf_offset(capacity, s + i, l) - origin), bytes);
+  switch (bytes) {
+    case 1: return gather_values<M, 1>(at, origin, capacity, s, n, l, bytes, out);
+    case 2: return gather_values<M, 2>(at, origin, capacity, s, n, l, bytes, out);
+    case 4: return gather_values<M, 4>(at, origin, capacity, s, n, l, bytes, out);
+    case 8: return gather_values<M, 8>(at, origin, capacity, s, n, l, bytes, out);
+    case 16: return gather_values<M, 16>(at, origin, capacity, s, n, l, bytes, out);
+    default: return gather_values<M, 0>(at, origin, capacity, s, n, l, bytes, out);
+  }
 }
 template <class M>
 void scatter_leaf(std::byte* at, std::size_t origin, std::size_t capacity, std::size_t s, std::size_t n, std::size_t l, std::size_t bytes,
                   const std::byte* in) {
-  for (std::size_t i = 0; i < n; ++i) std::memcpy(at + (M::leaf_offset(capacity, s + i, l) - origin), in + i * bytes, bytes);
+  switch (bytes) {
+    case 1: return scatter_values<M, 1>(at, origin, capacity, s, n, l, bytes, in);
+    case 2: return scatter_values<M, 2>(at, origin, capacity, s, n, l, bytes, in);
+    case 4: return scatter_values<M, 4>(at, origin, capacity, s, n, l, bytes, in);
+    case 8: return scatter_values<M, 8>(at, origin, capacity, s, n, l, bytes, in);
+    case 16: return scatter_values<M, 16>(at, origin, capacity, s, n, l, bytes, in);
+    default: return scatter_values<M, 0>(at, origin, capacity, s, n, l, bytes, in);
+  }
+}
+
+/// A device container's stage holds columns: a block's values per leaf, back to back. SoA columns
+/// cross as they are; an AoS block is transposed on the GPU (strata's transpose kernels, at copy
+/// speed) into a device SoA scratch block whose columns then cross. AoSoA blocks cross as the
+/// allocation holds them and are gathered on the host.
+template <class M>
+inline constexpr bool staged_as_columns = whole_columns<M> || layout::record_mapping<M>;
+
+/// How a device container crosses through pinned memory: blocks of `step` records (whole AoSoA
+/// blocks), each stage holding `stage_bytes` (a block's values per leaf, back to back, where
+/// staged_as_columns, or the allocation's bytes covering the block otherwise).
+struct staging_plan {
+  std::size_t step = 0, stage_bytes = 0;
+};
+template <class M>
+staging_plan plan_staging(std::size_t n, std::size_t capacity, std::size_t staging_records) {
+  staging_plan p;
+  p.step = std::min(n, staging_records);
+  if constexpr (constexpr std::size_t blk = block_of<M>(); blk > 0) p.step = std::max<std::size_t>(blk, p.step / blk * blk);
+  for (std::size_t s = 0; s < n; s += p.step) {
+    const std::size_t b = std::min(p.step, n - s);
+    std::size_t bytes = 0;
+    if constexpr (staged_as_columns<M>) {
+      for (std::size_t l = 0; l < M::leaves; ++l) bytes += b * reflect::leaf_sizes<typename M::record>[l];
+    } else {
+      auto [lo, hi] = covering_bytes<M>(capacity, s, s + b);
+      bytes = hi - lo;
+    }
+    p.stage_bytes = std::max(p.stage_bytes, bytes);
+  }
+  return p;
 }
 
 }  // namespace detail
