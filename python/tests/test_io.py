@@ -104,8 +104,8 @@ def test_openpmd_viewer_reads_the_species(snapshots):
     assert "tracers" in ts.avail_species
     want = advanced(initial(N), STEPS)
     x, y, m = ts.get_particle(["x", "y", "mass"], species="tracers", iteration=STEPS)
-    # openPMD-viewer reports positions in micrometres (its own unit) and other records in SI: the
-    # stored micrometres come back as they are, the mass times its unitSI (1e-27 kg).
-    np.testing.assert_allclose(x, want["pos/x"].astype(np.float64), rtol=1e-6)
-    np.testing.assert_allclose(y, want["pos/y"].astype(np.float64), rtol=1e-6)
+    # openPMD-viewer reports SI values: the stored micrometres times their unitSI (1e-6 m), the mass
+    # times its unitSI (1e-27 kg).
+    np.testing.assert_allclose(x, want["pos/x"].astype(np.float64) * 1e-6, rtol=1e-6)
+    np.testing.assert_allclose(y, want["pos/y"].astype(np.float64) * 1e-6, rtol=1e-6)
     np.testing.assert_allclose(m, want["mass"].astype(np.float64) * 1e-27, rtol=1e-6)
