@@ -4,7 +4,10 @@
 // count, ghosts are refused, and a failed read leaves the ranks' records as they were.
 #include <strata/io/distributed.hpp>
 
+#include "common/allocation_failures.hpp"
 #include "common/records.hpp"
+#include "common/slabs.hpp"
+#include "common/temp_path.hpp"
 #include "common/testing.hpp"
 
 #include <gtest/gtest.h>
@@ -19,34 +22,10 @@ using strata_test::particle;
 
 namespace {
 
-struct temp_path {
-  std::filesystem::path p;
-  explicit temp_path(const std::string& stem) {
-    static std::atomic<int> serial{0};
-    p = std::filesystem::temp_directory_path() /
-        ("strata-dio-" + std::to_string(::getpid()) + "-" + std::to_string(serial++) + "-" + stem + ".h5");
-  }
-  ~temp_path() { std::filesystem::remove(p); }
-  std::string str() const { return p.string(); }
-};
+using strata_test::temp_path;
 
-/// Slabs of [-1, 1) along x, one per rank.
-struct slab_of {
-  int ranks;
-  STRATA_HD int operator()(const particle& p) const {
-    int r = int((p.x + 1.0f) * 0.5f * float(ranks));
-    return r < 0 ? 0 : r >= ranks ? ranks - 1 : r;
-  }
-};
-struct near_face {
-  int ranks;
-  STRATA_HD int operator()(const particle& p, int k) const {
-    const int me = slab_of{ranks}(p);
-    const float width = 2.0f / float(ranks), lo = -1.0f + width * float(me);
-    if (k == 0) return me > 0 && p.x < lo + 0.1f ? me - 1 : -1;
-    return me + 1 < ranks && p.x >= lo + width - 0.1f ? me + 1 : -1;
-  }
-};
+using strata_test::near_face;
+using strata_test::slab_of;
 
 std::vector<std::vector<particle>> shards_of(dist::distributed_soa_vector<particle>& d) {
   std::vector<std::vector<particle>> out;
@@ -144,7 +123,7 @@ TEST(DistributedFiles, RefusalsNameTheProblemAndKeepTheRecords) {
   // Ghosts are refused: a checkpoint holds each record once.
   if (ranks > 1) {
     (void)d.migrate(slab_of{ranks});
-    (void)d.halo_exchange(near_face{ranks}, 2);
+    (void)d.halo_exchange(near_face{ranks, 0.1f}, 2);
     std::size_t ghosts = 0;
     for (int l = 0; l < ranks; ++l) ghosts += d.ghosts(l);
     ASSERT_GT(ghosts, 0u);
@@ -190,4 +169,43 @@ TEST(DistributedFiles, RefusalsNameTheProblemAndKeepTheRecords) {
     io::read(f, "ckpt", back);
     expect_same_shards(shards_of(back), want);
   }
+}
+
+// A write that fails part way (an allocation of some rank's staging fails) leaves the file as it
+// was: no partial group, no parent groups it created, an overwritten checkpoint still readable.
+TEST(DistributedIo, FailedWriteLeavesTheFileAsItWas) {
+  const int ranks = rank_counts().back();
+  auto comm = dist::communicator::local(ranks);
+  dist::distributed_soa_vector<particle> d(comm);
+  d.scatter(in_box(4000, 9));
+  temp_path tmp("failed");
+  io::file f = io::file::create(tmp.str());
+  io::write(f, "kept", d);
+  const auto want = shards_of(d);
+  dist::distributed_soa_vector<particle> other(comm);
+  other.scatter(in_box(3000, 10));
+  io::write_options o;
+  o.staging_records = 700;  // several blocks a rank
+  o.overwrite = true;
+  int failures = 0;
+  for (const char* path : {"runs/a/ckpt", "kept"}) {
+    SCOPED_TRACE(path);
+    const int made = strata_test::sweep_allocation_failures(
+        path, [] { return 0; }, [&](int&) { io::write(f, path, other, o); },
+        [&](int&) {
+          ++failures;
+          if (path[0] == 'r') EXPECT_LE(H5Lexists(f.id(), "runs", H5P_DEFAULT), 0) << "a failed write left the parent groups it created";
+          EXPECT_LE(H5Lexists(f.id(), "kept.strata-partial", H5P_DEFAULT), 0);
+          dist::distributed_soa_vector<particle> back(comm);
+          io::read(f, "kept", back);
+          expect_same_shards(shards_of(back), want);
+        },
+        [&](int&) {}, false);
+    EXPECT_GT(made, 0) << "the write made no allocation to fail";
+  }
+  // The last write replaced "kept" with `other`'s records.
+  dist::distributed_soa_vector<particle> back(comm);
+  io::read(f, "kept", back);
+  expect_same_shards(shards_of(back), shards_of(other));
+  EXPECT_GT(failures, 1);
 }

@@ -43,6 +43,8 @@ void write(const file& f, const std::string& path_in, const distributed::distrib
   if (existed && !o.overwrite) throw file_error("strata::io::write: '" + f.path() + "' already has '" + path + "' (write_options::overwrite replaces it)");
   const std::string partial = path + ".strata-partial", old = path + ".strata-old";
   if (h5::exists(f.id(), partial)) h5::check(H5Ldelete(f.id(), partial.c_str(), H5P_DEFAULT), "cannot remove an earlier partial write");
+  // The parent groups this call creates, removed again if the write fails.
+  const std::vector<std::string> created = h5::missing_parents(f.id(), path);
   write_options each = o;
   each.overwrite = false;
   bool old_moved = false;
@@ -51,7 +53,8 @@ void write(const file& f, const std::string& path_in, const distributed::distrib
     for (int l = 0; l < comm.local_ranks(); ++l) {
       strata::detail::device_guard on(comm.device(l));
       write(f, detail::rank_group(partial, comm.rank(l)), d.shard(l), each);
-      ranks += (ranks.empty() ? "" : ",") + std::to_string(comm.rank(l));
+      if (!ranks.empty()) ranks += ',';
+      ranks += std::to_string(comm.rank(l));
     }
     {
       h5::id g = detail::open_group(f, partial);
@@ -71,6 +74,7 @@ void write(const file& f, const std::string& path_in, const distributed::distrib
   } catch (...) {
     (void)H5Ldelete(f.id(), partial.c_str(), H5P_DEFAULT);
     if (old_moved) (void)H5Lmove(f.id(), old.c_str(), f.id(), path.c_str(), H5P_DEFAULT, H5P_DEFAULT);
+    h5::remove_groups(f.id(), created);
     H5Eclear2(H5E_DEFAULT);
     throw;
   }

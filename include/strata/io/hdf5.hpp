@@ -168,6 +168,18 @@ inline bool exists(hid_t loc, std::string_view path_in) {
     at = slash + 1;
   }
 }
+/// The groups above `path` (its proper prefixes) that do not exist yet, outermost first: what a
+/// write creating `path` with intermediate groups creates, to remove again if it fails.
+inline std::vector<std::string> missing_parents(hid_t loc, const std::string& path) {
+  std::vector<std::string> missing;
+  for (std::size_t slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1))
+    if (!exists(loc, path.substr(0, slash))) missing.push_back(path.substr(0, slash));
+  return missing;
+}
+/// Removes groups listed outermost first, innermost first (a failed write's cleanup: errors ignored).
+inline void remove_groups(hid_t loc, const std::vector<std::string>& outermost_first) noexcept {
+  for (auto it = outermost_first.rbegin(); it != outermost_first.rend(); ++it) (void)H5Ldelete(loc, it->c_str(), H5P_DEFAULT);
+}
 
 /// The attribute `name` of obj holds exactly one value (a scalar, or one element).
 inline void expect_one_value(hid_t attr, const char* name) {
@@ -325,10 +337,11 @@ inline std::string dataset_path(std::string_view leaf) {
 }
 
 
-/// `records` rounded down to whole chunks of `chunk` records, at least one chunk.
+/// `records` rounded down to whole chunks of `chunk` records; `records` itself where one chunk is
+/// larger (the staging bound holds, and such a chunk is read in parts).
 inline std::size_t whole_chunks(std::size_t records, std::size_t chunk) {
   chunk = std::max<std::size_t>(chunk, 1);
-  return std::max(chunk, records / chunk * chunk);
+  return chunk > records ? records : records / chunk * chunk;
 }
 /// Records per chunk of a dataset (1 where it is not chunked: contiguous data reads in any parts).
 inline std::size_t chunk_records(hid_t dset) {
@@ -380,7 +393,8 @@ class file {
 };
 
 struct write_options {
-  /// Records per HDF5 chunk (the unit a reader decompresses and checksums); clamped to [1, size].
+  /// Records per HDF5 chunk (the unit a reader decompresses and checksums); clamped to
+  /// [1, min(size, staging_records)] and to 1 GiB of the widest leaf.
   std::size_t chunk_records = std::size_t(1) << 20;
   /// gzip level 0 (none) .. 9; with compression the byte-shuffle filter runs first.
   int deflate = 0;
@@ -404,8 +418,10 @@ struct read_options {
   /// Allow conversions that may lose values (float64 -> float32, int32 -> int16; HDF5 rounds and
   /// clamps). Without it they are schema_errors naming the leaf.
   bool narrowing = false;
-  /// Records per HDF5 read call; for device containers also the records of each of the two pinned
-  /// staging blocks (and of the device scratch block an AoS container is transposed from).
+  /// Records per HDF5 read call (rounded down to whole chunks of the file); for device containers
+  /// also the records of each of the two pinned staging blocks (and of the device scratch block an
+  /// AoS container is transposed from). A file whose chunks hold more records is read in parts of a
+  /// chunk, each part checksummed and decompressed with its whole chunk: slower, never more memory.
   std::size_t staging_records = std::size_t(1) << 21;
 };
 
@@ -488,6 +504,13 @@ void write_group(const file& f, const std::string& path_in, const basic_vector<T
   if (path.empty()) throw std::invalid_argument("strata::io::write: name a group below the file's root");
   if (o.deflate < 0 || o.deflate > 9) throw std::invalid_argument("strata::io::write: deflate level " + std::to_string(o.deflate) + " is not 0..9");
   if (o.staging_records == 0) throw std::invalid_argument("strata::io::write: staging_records is 0");
+  // HDF5 limits a chunk to 4 GiB; strata keeps chunks of every leaf under 1 GiB.
+  std::size_t widest = 1;
+  for (std::size_t l = 0; l < reflect::leaf_count<T>; ++l) widest = std::max(widest, reflect::leaf_sizes<T>[l]);
+  const std::size_t chunk_cap = std::max<std::size_t>(1, (std::size_t(1) << 30) / widest);
+  // A write call writes whole chunks, so a chunk holds at most staging_records records.
+  const hsize_t chunk = std::max<hsize_t>(
+      1, std::min<hsize_t>(std::min<hsize_t>(c.size(), o.staging_records), std::min(chunk_cap, std::max<std::size_t>(o.chunk_records, 1))));
   const bool existed = h5::exists(f.id(), path);
   if (existed && !o.overwrite) throw file_error("strata::io::write: '" + f.path() + "' already has '" + path + "' (write_options::overwrite replaces it)");
   if (o.deflate > 0 && H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0) throw file_error("strata::io::write: this HDF5 library has no deflate (gzip) filter");
@@ -495,9 +518,7 @@ void write_group(const file& f, const std::string& path_in, const basic_vector<T
   const std::string partial = path + ".strata-partial", old = path + ".strata-old";
   if (h5::exists(f.id(), partial)) h5::check(H5Ldelete(f.id(), partial.c_str(), H5P_DEFAULT), "cannot remove an earlier partial write");
   // The parent groups this call creates, removed again if the write fails.
-  std::vector<std::string> created;
-  for (std::size_t slash = path.find('/'); slash != std::string::npos; slash = path.find('/', slash + 1))
-    if (!h5::exists(f.id(), path.substr(0, slash))) created.push_back(path.substr(0, slash));
+  const std::vector<std::string> created = h5::missing_parents(f.id(), path);
   h5::id lcpl = h5::check(H5Pcreate(H5P_LINK_CREATE), H5Pclose, "link property list");
   h5::check(H5Pset_create_intermediate_group(lcpl.get(), 1), "link property list");
   h5::id g = h5::check(H5Gcreate2(f.id(), partial.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), H5Gclose, "cannot create group '" + path + "' in '" + f.path() + "'");
@@ -505,11 +526,6 @@ void write_group(const file& f, const std::string& path_in, const basic_vector<T
   try {
     c.wait();  // work queued on the container elsewhere lands first
     const std::size_t n = c.size();
-    // HDF5 limits a chunk to 4 GiB; strata keeps chunks of every leaf under 1 GiB.
-    std::size_t widest = 1;
-    for (std::size_t l = 0; l < reflect::leaf_count<T>; ++l) widest = std::max(widest, reflect::leaf_sizes<T>[l]);
-    const std::size_t chunk_cap = std::max<std::size_t>(1, (std::size_t(1) << 30) / widest);
-    const hsize_t chunk = std::max<hsize_t>(1, std::min<hsize_t>(n, std::min(chunk_cap, std::max<std::size_t>(o.chunk_records, 1))));
     h5::id dcpl = h5::check(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, "dataset property list");
     h5::check(H5Pset_chunk(dcpl.get(), 1, &chunk), "chunked layout");
     if (o.checksum) h5::check(H5Pset_fletcher32(dcpl.get()), "checksum filter");
@@ -633,7 +649,7 @@ void write_group(const file& f, const std::string& path_in, const basic_vector<T
     g.reset();
     (void)H5Ldelete(f.id(), partial.c_str(), H5P_DEFAULT);
     if (old_moved) (void)H5Lmove(f.id(), old.c_str(), f.id(), path.c_str(), H5P_DEFAULT, H5P_DEFAULT);
-    for (auto it = created.rbegin(); it != created.rend(); ++it) (void)H5Ldelete(f.id(), it->c_str(), H5P_DEFAULT);
+    h5::remove_groups(f.id(), created);
     H5Eclear2(H5E_DEFAULT);
     throw;
   }
@@ -724,32 +740,9 @@ void read(const file& f, const std::string& path, basic_vector<T, M, S>& dst, co
     dsets[L] = std::move(d);
   });
 
-  // Every byte of an SoA container is a leaf's value: when the file has every leaf, the read writes
-  // them all and the container is not zeroed first. Otherwise it is value-initialised (leaves the
-  // file lacks and padding read as zero).
-  bool every_leaf = true;
-  for (const auto& d : dsets) every_leaf = every_leaf && bool(d);
+  // The new container is value-initialised: leaves the file lacks and padding read as zero.
   basic out;
-  if (every_leaf && detail::whole_columns<M>) {
-    out.resize_for_overwrite(n);
-    // The columns' room past n is zeroed as a value-initialised container's is (a packet may load
-    // it; a bool there must hold 0 or 1).
-    if (std::byte* base = detail::storage_base(out)) {
-      for (std::size_t l = 0; l < M::leaves; ++l) {
-        std::byte* tail = base + M::leaf_offset(out.capacity(), n, l);
-        const std::size_t bytes = (out.capacity() - n) * reflect::leaf_sizes<T>[l];
-        if (bytes == 0) continue;
-        if constexpr (S == memory_space::device) {
-          strata::detail::device_guard on(out.device());
-          fill_bytes_async(tail, 0, bytes, stream_t{}, S);
-        } else {
-          std::memset(tail, 0, bytes);
-        }
-      }
-    }
-  } else {
-    out.resize(n);
-  }
+  out.resize(n);
   if (n > 0) {
     const std::size_t cap = out.capacity();
     std::vector<std::byte> column;
