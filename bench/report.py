@@ -33,12 +33,13 @@ PEERS = {
     "rms_norm": "torch_eager",
     "transform_latency": "hand_float4",
     "sort_by_key": "thrust_zip",
+    "lennard_jones": "hand_cells",
     "erase_if": "thrust_zip",
     "permute": "column_gather",
 }
 
 
-DTYPES = {"fp32", "bf16", "fp16"}
+DTYPES = {"fp32", "fp64", "bf16", "fp16"}
 
 
 def parse_name(name):

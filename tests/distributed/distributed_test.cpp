@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // Sharded SoA containers: scatter / gather, transform and reductions over every shard, and
-// migration against a host model of where every record must end up. On the host backend the
+// migration against a host model of where every record must end up; neighbour loops over shards
+// with ghosts against a brute-force search. On the host backend the
 // communicator's stand-in keeps 1 to 5 ranks in this process; on the CUDA backend one rank per
 // GPU the machine has (NCCL).
 #include <strata/distributed/distributed_vector.hpp>
+#include <strata/distributed/neighbors.hpp>
 
 #include "common/records.hpp"
+#include "common/slabs.hpp"
 #include "common/testing.hpp"
 
 #include <cuda/std/bit>
 #include <gtest/gtest.h>
+#include <thrust/copy.h>
+#include <thrust/device_vector.h>
 
 #include <algorithm>
 #include <chrono>
@@ -20,6 +25,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <random>
 #include <string>
 #include <thread>
 #include <utility>
@@ -54,14 +60,7 @@ std::vector<int> rank_counts() {
 /// runs such a job; a CUDA machine would need that many GPUs.
 constexpr int many_ranks = strata::detail::split_max_keys + 2;
 
-/// The rank a particle belongs to: slabs of the box [-1, 1) along x.
-struct slab_of {
-  int ranks;
-  STRATA_HD int operator()(const particle& p) const {
-    int r = int((p.x + 1.0f) * 0.5f * float(ranks));
-    return r < 0 ? 0 : r >= ranks ? ranks - 1 : r;
-  }
-};
+using strata_test::slab_of;
 struct drift {
   float dt;
   STRATA_HD particle operator()(particle p) const {
@@ -82,18 +81,7 @@ struct out_of_range {
   STRATA_HD int operator()(const particle& p) const { return p.mass > 0.5f ? ranks : 0; }
 };
 
-/// Ghosts for slabs of [-1, 1) along x: direction 0 sends records within `cut` of the slab's lower
-/// face to the rank below, direction 1 those near the upper face to the rank above.
-struct near_face {
-  int ranks;
-  float cut;
-  STRATA_HD int operator()(const particle& p, int k) const {
-    const int me = slab_of{ranks}(p);
-    const float width = 2.0f / float(ranks), lo = -1.0f + width * float(me);
-    if (k == 0) return me > 0 && p.x < lo + cut ? me - 1 : -1;
-    return me + 1 < ranks && p.x >= lo + width - cut ? me + 1 : -1;
-  }
-};
+using strata_test::near_face;
 
 bool same(const particle& a, const particle& b) { return strata_test::same_bits(a, b); }
 
@@ -861,5 +849,106 @@ TEST(Distributed, StandInMatchesTransfersIssuedFromEveryRanksThread) {
   for (int l = 0; l < 3; ++l) EXPECT_NE(errors[std::size_t(l)].find("rank 1's exchange failed"), std::string::npos) << "rank " << l << ": " << errors[std::size_t(l)];
 }
 #endif
+
+
+// Neighbour loops over shards with ghosts: every rank's own records see, among its own records and
+// its ghosts, exactly the neighbours a brute-force search over every record of the job finds (a box
+// periodic along x, the slab axis, so ranks 0 and R - 1 are neighbours too).
+namespace nb = strata::neighbor;
+/// Ghosts of slabs of the periodic x axis [-1, 1): within `cut` of the lower face to the rank below
+/// (rank 0's to rank R - 1), of the upper face to the rank above; none to the rank itself.
+struct periodic_face {
+  int ranks;
+  float cut;
+  STRATA_HD int operator()(const particle& p, int k) const {
+    const int me = slab_of{ranks}(p);
+    const float width = 2.0f / float(ranks), lo = -1.0f + width * float(me);
+    const int to = k == 0 ? (p.x < lo + cut ? (me + ranks - 1) % ranks : -1) : (p.x >= lo + width - cut ? (me + 1) % ranks : -1);
+    return to == me ? -1 : to;
+  }
+};
+struct neighbour_sum {
+  int n;
+  double r2;
+};
+struct add_neighbour {
+  STRATA_HD void operator()(neighbour_sum& s, strata::index_t, strata::index_t, const nb::vec3<float>&, float r2) const { ++s.n, s.r2 += double(r2); }
+};
+struct ignore_pair {
+  STRATA_HD void operator()(strata::index_t, strata::index_t, const nb::vec3<float>&, float) const {}
+};
+struct store_sum {
+  int* n;
+  double* r2;
+  STRATA_HD void operator()(strata::index_t i, const neighbour_sum& s) const { n[i] = s.n, r2[i] = s.r2; }
+};
+
+TEST(Distributed, NeighbourLoopsSeeGhostsAsNeighbours) {
+  STRATA_SEED_TRACE();
+  std::mt19937_64 rng(strata_test::test_seed());
+  const double cutoff = 0.2;
+  const nb::box box{{-1, -1, -1}, {1, 1, 1}, {nb::boundary::periodic, nb::boundary::open, nb::boundary::open}};
+  const std::size_t n = strata_test::under_sanitizer() ? 1500 : 4000;
+  std::vector<particle> all(n);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (std::size_t i = 0; i < n; ++i) all[i] = particle{u(rng), u(rng), u(rng), 0, 0, 0, float(i)};  // mass: the record's id
+  for (int ranks : rank_counts()) {
+    if (2.0 / ranks < cutoff) continue;  // ghosts come from the next slab only
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    auto comm = dist::communicator::local(ranks);
+    dist::distributed_soa_vector<particle> d(comm);
+    d.scatter(all);
+    (void)d.migrate(slab_of{ranks});
+    (void)d.halo_exchange(periodic_face{ranks, float(cutoff)}, 2);
+    auto lists = dist::make_cell_lists<&particle::x, &particle::y, &particle::z>(d, box, cutoff);
+    const auto& g = lists[0].geometry();
+    // The reference: every record against every other, minimum image along x.
+    std::vector<int> want_n(n, 0);
+    std::vector<double> want_r2(n, 0);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        if (i == j) continue;
+        const float r2 = nb::norm2(g.separation({all[i].x, all[i].y, all[i].z}, {all[j].x, all[j].y, all[j].z}));
+        if (r2 < float(cutoff * cutoff)) ++want_n[i], want_r2[i] += double(r2);
+      }
+    std::vector<thrust::device_vector<int>> counts;
+    std::vector<thrust::device_vector<double>> sums;
+    for (int l = 0; l < ranks; ++l) {
+      strata::detail::device_guard on(comm.device(l));
+      counts.emplace_back(d.shard(l).size(), -1);
+      sums.emplace_back(d.shard(l).size(), -1.0);
+    }
+    dist::accumulate_neighbors(d, lists, cutoff, neighbour_sum{0, 0}, add_neighbour{}, [&](int l) {
+      return store_sum{thrust::raw_pointer_cast(counts[std::size_t(l)].data()), thrust::raw_pointer_cast(sums[std::size_t(l)].data())};
+    });
+    std::size_t seen = 0;
+    for (int l = 0; l < ranks; ++l) {
+      const auto h = d.shard(l).to_host();
+      const std::size_t own = h.size() - d.ghosts(l);
+      std::vector<int> got_n(h.size());
+      std::vector<double> got_r2(h.size());
+      thrust::copy(counts[std::size_t(l)].begin(), counts[std::size_t(l)].end(), got_n.begin());
+      thrust::copy(sums[std::size_t(l)].begin(), sums[std::size_t(l)].end(), got_r2.begin());
+      for (std::size_t i = 0; i < own; ++i, ++seen) {
+        const std::size_t id = std::size_t(h[i].mass);
+        ASSERT_EQ(got_n[i], want_n[id]) << "rank " << l << ", record id " << id;
+        ASSERT_NEAR(got_r2[i], want_r2[id], 1e-9 * (1 + want_r2[id])) << "rank " << l << ", record id " << id;
+      }
+      for (std::size_t i = own; i < h.size(); ++i) EXPECT_EQ(got_n[i], -1) << "a ghost's slot was written (rank " << l << ")";
+    }
+    EXPECT_EQ(seen, n);
+    // Half pairs would count a pair of two ranks twice; lists of another exchange are stale.
+    if (ranks > 1) {
+      EXPECT_THROW(nb::for_each_neighbor(d.shard(0), lists[0], cutoff, ignore_pair{}, {nb::pairs::half}), std::invalid_argument);
+      (void)d.halo_exchange(periodic_face{ranks, float(cutoff)}, 2);  // more ghosts than the lists hold
+      EXPECT_THROW(dist::for_each_neighbor(d, lists, cutoff, [](int) { return ignore_pair{}; }), std::invalid_argument);
+      d.drop_ghosts();
+      EXPECT_THROW(dist::accumulate_neighbors(d, lists, cutoff, neighbour_sum{0, 0}, add_neighbour{}, [&](int l) {
+                     return store_sum{thrust::raw_pointer_cast(counts[std::size_t(l)].data()), thrust::raw_pointer_cast(sums[std::size_t(l)].data())};
+                   }),
+                   std::invalid_argument);
+    }
+  }
+}
 
 }  // namespace

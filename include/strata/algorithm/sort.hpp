@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reordering every column of a container at once: permute (records by an index array, in place),
-// gather (records of one container at an index array into another), and sort_by_key / sort_by,
-// which sort (key, index) pairs once with cub::DeviceRadixSort (stable: equal keys keep their
-// order) and then permute. Each reorders in place, or through a spare container of the caller's
-// (one gather into the spare's storage, then the two trade places). Two ways move records by
-// index, and the cheaper one runs:
+// Reordering every column of a container (SoA or AoSoA, on the device) at once: permute (records
+// by an index array, in place), gather (records of one container at an index array into another),
+// and sort_by_key / sort_by, which sort (key, index) pairs once with cub::DeviceRadixSort
+// (stable: equal keys keep their order) and then permute. Each reorders in place, or through a
+// spare container of the caller's (one gather into the spare's storage, then the two trade places).
+// Two ways move records by index, and the cheaper one runs:
 // - whole records: the columns go to padded AoS records in scratch memory (a transpose at copy
 //   speed), whole records are gathered by index into the columns (one or two 16-byte loads per
 //   record instead of a 32-byte sector per leaf): about two copies of the records, whatever the
@@ -210,11 +210,11 @@ namespace detail {
 /// anything): the records to padded AoS scratch, then gathered back into the columns. With
 /// `checked`, an index outside [0, n) restores the records as they were and throws (the host waits
 /// for the stream to know); unchecked (indices made by strata) it stays stream ordered.
-template <class T>
+template <class T, class M>
 class permute_in_place {
  public:
   static constexpr std::size_t stride = sizeof(layout::aligned_record<T>);
-  permute_in_place(soa_vector<T>& c, stream_t stream, bool checked)
+  permute_in_place(basic_vector<T, M>& c, stream_t stream, bool checked)
       : c_(c), stream_(stream), aos_(std::size_t(c.size()) * stride, stream), counter_(sizeof(unsigned long long), stream) {
     if (checked) bad_.emplace(stream);
   }
@@ -222,7 +222,7 @@ class permute_in_place {
   void run(const I* indices) {
     const index_t n = index_t(c_.size());
     auto v = c_.view();
-    soa_to_aos_bytes<T, stride>(soa_view<const T>(v), 0, aos_.data(), n, stream_);
+    soa_to_aos_bytes<T, stride>(basic_view<const T, M>(v), 0, aos_.data(), n, stream_);
     gather_aos_to_soa<T, stride>(aos_.data(), indices, n, v, stream_, index_check{n, bad_ ? bad_->get() : nullptr}, {},
                                  counter_.as<unsigned long long>());
     if (!bad_) return;
@@ -234,7 +234,7 @@ class permute_in_place {
   }
 
  private:
-  soa_vector<T>& c_;
+  basic_vector<T, M>& c_;
   stream_t stream_;
   scratch_block aos_, counter_;
   std::optional<bad_index_slot> bad_;
@@ -244,10 +244,10 @@ class permute_in_place {
 /// dst's larger storage aside where it must grow (on the current device), the gather's scratch and
 /// the bad-index word. Nothing has changed if construction throws; commit() then makes dst hold n
 /// records to be overwritten (no allocation) and run() gathers.
-template <class T>
+template <class T, class M>
 class gather_into {
  public:
-  gather_into(const soa_vector<T>& src, soa_vector<T>& dst, index_t n, stream_t stream, const char* op, const char* what, bool checked)
+  gather_into(const basic_vector<T, M>& src, basic_vector<T, M>& dst, index_t n, stream_t stream, const char* op, const char* what, bool checked)
       : src_(src), dst_(dst), n_(n), stream_(stream) {
     check_growth_allowed(stream, op, what, dst.capacity(), std::size_t(n));  // before anything is queued
     ws_.emplace(index_t(src.size()), n, sizeof(layout::aligned_record<T>), stream);
@@ -273,16 +273,16 @@ class gather_into {
   }
 
  private:
-  const soa_vector<T>& src_;
-  soa_vector<T>& dst_;
+  const basic_vector<T, M>& src_;
+  basic_vector<T, M>& dst_;
   index_t n_;
   stream_t stream_;
   std::optional<gather_workspace> ws_;
-  soa_vector<T> fresh_;
+  basic_vector<T, M> fresh_;
   std::optional<bad_index_slot> bad_;
 };
-template <class T>
-void check_spare(const soa_vector<T>& c, const soa_vector<T>& spare, const char* op) {
+template <class T, class M>
+void check_spare(const basic_vector<T, M>& c, const basic_vector<T, M>& spare, const char* op) {
   if (&c == &spare) throw std::invalid_argument(std::string(op) + ": the spare is the container itself");
 }
 }  // namespace detail
@@ -292,20 +292,20 @@ void check_spare(const soa_vector<T>& c, const soa_vector<T>& spare, const char*
 /// checked as it is read: one outside that range throws std::out_of_range naming it, and c is left
 /// as it was. To know, the host waits for the stream at the end (except while the stream is
 /// captured into a graph: there nothing out of range is read, and bad indices give zero records).
-template <class T, class I>
-  requires std::is_integral_v<I>
-void permute(soa_vector<T>& c, cuda::std::span<const I> indices, stream_t stream = {}) {
+template <class T, class M, class I>
+  requires(std::is_integral_v<I> && layout::columnar_mapping<M>)
+void permute(basic_vector<T, M>& c, cuda::std::span<const I> indices, stream_t stream = {}) {
   const index_t n = index_t(c.size());
   if (index_t(indices.size()) != n) detail::throw_size_error("strata::permute: indices", index_t(indices.size()), n);
   detail::launch_scope scope("strata::permute", stream,
                              {detail::described(c.view(), "container"), detail::index_operand<I>(indices.data(), n, "indices")});
   if (n == 0) return;
   c.note_stream(stream);
-  detail::permute_in_place<T>(c, stream, true).run(indices.data());
+  detail::permute_in_place<T, M>(c, stream, true).run(indices.data());
 }
-template <class T, class I>
-  requires std::is_integral_v<I>
-void permute(soa_vector<T>& c, cuda::std::span<I> indices, stream_t stream = {}) {
+template <class T, class M, class I>
+  requires(std::is_integral_v<I> && layout::columnar_mapping<M>)
+void permute(basic_vector<T, M>& c, cuda::std::span<I> indices, stream_t stream = {}) {
   permute(c, cuda::std::span<const I>(indices), stream);
 }
 
@@ -317,9 +317,9 @@ void permute(soa_vector<T>& c, cuda::std::span<I> indices, stream_t stream = {})
 /// and pointers into c taken before now refer to spare) and spare holds c's previous records. An
 /// index outside [0, c.size()) throws std::out_of_range naming it; c is then left as it was and
 /// spare's records are unspecified. The host waits for the stream at the end to know, as permute.
-template <class T, class I>
-  requires std::is_integral_v<I>
-void permute(soa_vector<T>& c, cuda::std::span<const I> indices, soa_vector<T>& spare, stream_t stream = {}) {
+template <class T, class M, class I>
+  requires(std::is_integral_v<I> && layout::columnar_mapping<M>)
+void permute(basic_vector<T, M>& c, cuda::std::span<const I> indices, basic_vector<T, M>& spare, stream_t stream = {}) {
   detail::check_spare(c, spare, "strata::permute");
   const index_t n = index_t(c.size());
   if (index_t(indices.size()) != n) detail::throw_size_error("strata::permute: indices", index_t(indices.size()), n);
@@ -327,14 +327,14 @@ void permute(soa_vector<T>& c, cuda::std::span<const I> indices, soa_vector<T>& 
                              {detail::described(c.const_view(), "container"), detail::described(spare.const_view(), "spare"),
                               detail::index_operand<I>(indices.data(), n, "indices")});
   c.note_stream(stream), spare.note_stream(stream);
-  detail::gather_into<T> g(c, spare, n, stream, "strata::permute", "spare", true);
+  detail::gather_into<T, M> g(c, spare, n, stream, "strata::permute", "spare", true);
   g.commit();
   g.run(indices.data(), "strata::permute", "the container is left as it was (the spare's records are not)");
   c.swap(spare);
 }
-template <class T, class I>
-  requires std::is_integral_v<I>
-void permute(soa_vector<T>& c, cuda::std::span<I> indices, soa_vector<T>& spare, stream_t stream = {}) {
+template <class T, class M, class I>
+  requires(std::is_integral_v<I> && layout::columnar_mapping<M>)
+void permute(basic_vector<T, M>& c, cuda::std::span<I> indices, basic_vector<T, M>& spare, stream_t stream = {}) {
   permute(c, cuda::std::span<const I>(indices), spare, stream);
 }
 
@@ -347,9 +347,9 @@ void permute(soa_vector<T>& c, cuda::std::span<I> indices, soa_vector<T>& spare,
 /// nothing and throws std::out_of_range naming it (dst then holds zero records at the bad
 /// positions); to know, the host waits for the stream at the end, except while the stream is
 /// captured into a graph.
-template <class T, class I>
-  requires std::is_integral_v<I>
-void gather(const soa_vector<T>& src, cuda::std::span<const I> indices, soa_vector<T>& dst, stream_t stream = {}) {
+template <class T, class M, class I>
+  requires(std::is_integral_v<I> && layout::columnar_mapping<M>)
+void gather(const basic_vector<T, M>& src, cuda::std::span<const I> indices, basic_vector<T, M>& dst, stream_t stream = {}) {
   if (&src == &dst) throw std::invalid_argument("strata::gather: src and dst are the same container (strata::permute reorders in place)");
   const index_t n = index_t(indices.size());
   // Checked before dst changes: a refused call leaves it as it was; so does a failed allocation
@@ -359,13 +359,13 @@ void gather(const soa_vector<T>& src, cuda::std::span<const I> indices, soa_vect
                              {detail::described(src.const_view(), "source"), detail::described(dst.const_view(), "destination"),
                               detail::index_operand<I>(indices.data(), n, "indices")});
   src.note_stream(stream), dst.note_stream(stream);
-  detail::gather_into<T> g(src, dst, n, stream, "strata::gather", "destination", true);
+  detail::gather_into<T, M> g(src, dst, n, stream, "strata::gather", "destination", true);
   g.commit();
   g.run(indices.data(), "strata::gather", "the destination holds zero records where indices are out of range");
 }
-template <class T, class I>
-  requires std::is_integral_v<I>
-void gather(const soa_vector<T>& src, cuda::std::span<I> indices, soa_vector<T>& dst, stream_t stream = {}) {
+template <class T, class M, class I>
+  requires(std::is_integral_v<I> && layout::columnar_mapping<M>)
+void gather(const basic_vector<T, M>& src, cuda::std::span<I> indices, basic_vector<T, M>& dst, stream_t stream = {}) {
   gather(src, cuda::std::span<const I>(indices), dst, stream);
 }
 
@@ -374,8 +374,8 @@ namespace detail {
 /// the records in that order (const I*, I = int32 or int64 as n needs). Every allocation comes
 /// before the keys change (the caller takes apply's beforehand), and apply allocates nothing, so a
 /// failed allocation leaves keys and records as they were.
-template <class T, class K, class Apply>
-void sort_by_key_with(soa_vector<T>& c, cuda::std::span<K> keys, stream_t stream, int begin_bit, int end_bit, Apply&& apply) {
+template <class T, class M, class K, class Apply>
+void sort_by_key_with(basic_vector<T, M>& c, cuda::std::span<K> keys, stream_t stream, int begin_bit, int end_bit, Apply&& apply) {
   const index_t n = index_t(c.size());
   if (n <= 1) return;
   auto sort_with = [&]<class I>() {
@@ -411,25 +411,25 @@ void sort_by_key_with(soa_vector<T>& c, cuda::std::span<K> keys, stream_t stream
 /// Sorts the records of c by keys (keys[i] belongs to record i; c.size() of them), stably, and
 /// sorts keys with them. Only bits [begin_bit, end_bit) of the keys are compared (fewer bits,
 /// fewer radix passes: 18-bit cell indices need end_bit = 18). Stream ordered.
-template <class T, class K>
-  requires std::is_arithmetic_v<K>
-void sort_by_key(soa_vector<T>& c, cuda::std::span<K> keys, stream_t stream = {}, int begin_bit = 0, int end_bit = int(sizeof(K) * 8)) {
+template <class T, class M, class K>
+  requires(std::is_arithmetic_v<K> && layout::columnar_mapping<M>)
+void sort_by_key(basic_vector<T, M>& c, cuda::std::span<K> keys, stream_t stream = {}, int begin_bit = 0, int end_bit = int(sizeof(K) * 8)) {
   const index_t n = index_t(c.size());
   if (index_t(keys.size()) != n) detail::throw_size_error("strata::sort_by_key: keys", index_t(keys.size()), n);
   detail::launch_scope scope("strata::sort_by_key", stream,
                              {detail::described(c, "container"), detail::index_operand<K>(keys.data(), n, "keys")});
   if (n <= 1) return;
   c.note_stream(stream);
-  detail::permute_in_place<T> reorder(c, stream, false);
+  detail::permute_in_place<T, M> reorder(c, stream, false);
   detail::sort_by_key_with(c, keys, stream, begin_bit, end_bit, [&](const auto* order) { reorder.run(order); });
 }
 
 /// sort_by_key through a spare container, as permute through one: the records are gathered in
 /// key order into spare's storage and c and spare trade places (views and pointers into c taken
 /// before now refer to spare; spare's records are unspecified afterwards).
-template <class T, class K>
-  requires std::is_arithmetic_v<K>
-void sort_by_key(soa_vector<T>& c, cuda::std::span<K> keys, soa_vector<T>& spare, stream_t stream = {}, int begin_bit = 0,
+template <class T, class M, class K>
+  requires(std::is_arithmetic_v<K> && layout::columnar_mapping<M>)
+void sort_by_key(basic_vector<T, M>& c, cuda::std::span<K> keys, basic_vector<T, M>& spare, stream_t stream = {}, int begin_bit = 0,
                  int end_bit = int(sizeof(K) * 8)) {
   detail::check_spare(c, spare, "strata::sort_by_key");
   const index_t n = index_t(c.size());
@@ -439,7 +439,7 @@ void sort_by_key(soa_vector<T>& c, cuda::std::span<K> keys, soa_vector<T>& spare
                               detail::index_operand<K>(keys.data(), n, "keys")});
   if (n <= 1) return;
   c.note_stream(stream), spare.note_stream(stream);
-  detail::gather_into<T> reorder(c, spare, n, stream, "strata::sort_by_key", "spare", false);
+  detail::gather_into<T, M> reorder(c, spare, n, stream, "strata::sort_by_key", "spare", false);
   detail::sort_by_key_with(c, keys, stream, begin_bit, end_bit, [&](const auto* order) {
     reorder.commit();
     reorder.run(order, "strata::sort_by_key", "");
@@ -450,8 +450,9 @@ void sort_by_key(soa_vector<T>& c, cuda::std::span<K> keys, soa_vector<T>& spare
 /// Sorts the records of c by key_fn(record) (an unsigned or signed integer, or a float), stably:
 /// the keys are computed on the device into scratch memory, no key array of the caller's. Bits
 /// [begin_bit, end_bit) of the keys are compared (a cell index below 2^18: end_bit = 18).
-template <class T, class KeyFn>
-void sort_by(soa_vector<T>& c, KeyFn key_fn, stream_t stream = {}, int begin_bit = 0,
+template <class T, class M, class KeyFn>
+  requires layout::columnar_mapping<M>
+void sort_by(basic_vector<T, M>& c, KeyFn key_fn, stream_t stream = {}, int begin_bit = 0,
              int end_bit = int(sizeof(std::invoke_result_t<KeyFn, const T&>) * 8)) {
   using K = std::remove_cvref_t<std::invoke_result_t<KeyFn, const T&>>;
   static_assert(std::is_arithmetic_v<K>, "strata::sort_by: the key function must return an integer or a floating-point value");
@@ -466,8 +467,9 @@ void sort_by(soa_vector<T>& c, KeyFn key_fn, stream_t stream = {}, int begin_bit
 
 /// sort_by through a spare container, as permute through one (see there): one gather of the
 /// records into spare's storage, then c and spare trade places.
-template <class T, class KeyFn>
-void sort_by(soa_vector<T>& c, KeyFn key_fn, soa_vector<T>& spare, stream_t stream = {}, int begin_bit = 0,
+template <class T, class M, class KeyFn>
+  requires layout::columnar_mapping<M>
+void sort_by(basic_vector<T, M>& c, KeyFn key_fn, basic_vector<T, M>& spare, stream_t stream = {}, int begin_bit = 0,
              int end_bit = int(sizeof(std::invoke_result_t<KeyFn, const T&>) * 8)) {
   using K = std::remove_cvref_t<std::invoke_result_t<KeyFn, const T&>>;
   static_assert(std::is_arithmetic_v<K>, "strata::sort_by: the key function must return an integer or a floating-point value");
