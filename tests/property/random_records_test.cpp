@@ -71,8 +71,13 @@ struct plus_ll {
 
 template <class T>
 class RandomRecords : public ::testing::Test {};
+// A compile-only build (STRATA_TEST_COMPILE_CHECK: CI's CUDA stage) instantiates three of them.
+#if defined(STRATA_TEST_COMPILE_CHECK)
+using Generated = ::testing::Types<gen3<3>, gen5<6>, wide64>;
+#else
 using Generated = ::testing::Types<gen2<1>, gen2<2>, gen3<3>, gen3<4>, gen3<5>, gen5<6>, gen5<7>, gen5<8>, nested_particle,
                                    cell_record, big_record, wide64>;
+#endif
 static_assert(strata::reflect::leaf_count<wide64> == 64);
 TYPED_TEST_SUITE(RandomRecords, Generated);
 
