@@ -148,20 +148,21 @@ struct update_each {
 };
 #if defined(STRATA_BACKEND_CUDA)
 inline constexpr int direct_threads = 256;
-template <class Body>
-__global__ void __launch_bounds__(direct_threads) direct_kernel(Body body, index_t n) {
-  const index_t i = index_t(blockIdx.x) * direct_threads + threadIdx.x;
+template <int Threads, class Body>
+__global__ void __launch_bounds__(Threads) direct_kernel(Body body, index_t n) {
+  const index_t i = index_t(blockIdx.x) * Threads + threadIdx.x;
   if (i < n) body(i);
 }
 #endif
-/// Runs body(i) for i in [0, n): strata's kernel on the GPU, OpenMP threads on the host backend.
-template <class Body>
+/// Runs body(i) for i in [0, n): strata's kernel on the GPU (blocks of Threads threads), OpenMP
+/// threads on the host backend.
+template <int Threads = 256, class Body>
 void run_each(const Body& body, index_t n, stream_t stream, const char* what) {
   if (n <= 0) return;
 #if defined(STRATA_BACKEND_CUDA)
   // The launch returns its own error: no second runtime call per launch.
-  const index_t blocks = (n + direct_threads - 1) / direct_threads;
-  launch<&direct_kernel<Body>>(dim3(unsigned(blocks)), dim3(direct_threads), 0, stream, what, body, n);
+  const index_t blocks = (n + Threads - 1) / Threads;
+  launch<&direct_kernel<Threads, Body>>(dim3(unsigned(blocks)), dim3(Threads), 0, stream, what, body, n);
 #else
   (void)stream, (void)what;
   STRATA_PARALLEL_FOR_IF(n > 1024)

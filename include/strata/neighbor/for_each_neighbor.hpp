@@ -43,6 +43,11 @@ STRATA_HD U atomic_add(U* p, U v) {
 }
 
 namespace detail {
+#ifndef STRATA_NEIGHBOR_LOOP_THREADS
+#define STRATA_NEIGHBOR_LOOP_THREADS 128
+#endif
+/// Threads a block of a neighbour loop.
+inline constexpr int loop_threads = STRATA_NEIGHBOR_LOOP_THREADS;
 template <class Pos, class V, class List, class F, class Fn>
 struct pair_loop {
   V view;
@@ -141,7 +146,7 @@ void for_each_neighbor(const Container& ps, const List& list, double cutoff, Fn 
   strata::detail::launch_scope scope(op, o.stream, {strata::detail::described(ps.const_view(), "particles")});
   auto v = ps.const_view();
   auto lv = detail::list_of(list, o.mode);
-  strata::detail::run_each(detail::pair_loop<pos, decltype(v), decltype(lv), F, Fn>{v, lv, F(cutoff * cutoff), o.mode == pairs::half, f},
+  strata::detail::run_each<detail::loop_threads>(detail::pair_loop<pos, decltype(v), decltype(lv), F, Fn>{v, lv, F(cutoff * cutoff), o.mode == pairs::half, f},
                            detail::rows_of(list, o.mode), o.stream, op);
 }
 
@@ -156,7 +161,7 @@ void accumulate_neighbors(const Container& ps, const List& list, double cutoff, 
   strata::detail::launch_scope scope(op, stream, {strata::detail::described(ps.const_view(), "particles")});
   auto v = ps.const_view();
   auto lv = detail::list_of(list, pairs::full);
-  strata::detail::run_each(detail::accumulate_loop<pos, decltype(v), decltype(lv), F, Acc, Pair, Store>{v, lv, F(cutoff * cutoff), init, pair, store},
+  strata::detail::run_each<detail::loop_threads>(detail::accumulate_loop<pos, decltype(v), decltype(lv), F, Acc, Pair, Store>{v, lv, F(cutoff * cutoff), init, pair, store},
                            detail::rows_of(list, pairs::full), stream, op);
 }
 
