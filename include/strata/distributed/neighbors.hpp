@@ -80,13 +80,17 @@ cell_lists<T, Sel...> make_cell_lists(distributed_soa_vector<T>& d, const neighb
 
 /// neighbor::for_each_neighbor on every local rank: f_of(l) gives rank l's functor f(i, j, dr,
 /// r2), called for each of the rank's own records i and every j (own or ghost) within `cutoff`;
-/// full pairs only. Ranks run one after another (each on its device's default stream).
+/// full pairs only. Ranks run one after another (each on its device's default stream, waited for
+/// before the next rank starts, so the ranks' later work sees the results).
 template <class T, class L, class FnOf>
 void for_each_neighbor(distributed_soa_vector<T>& d, const L& lists, double cutoff, FnOf f_of) {
   lists.check(d, "for_each_neighbor");
   for (int l = 0; l < d.comm().local_ranks(); ++l) {
     strata::detail::device_guard on(d.comm().device(l));
     neighbor::for_each_neighbor(d.shard(l), lists[l], cutoff, f_of(l));
+    // The loop ran on the device's default stream, which the rank's own (non-blocking) stream does
+    // not wait for: it finishes before the rank's next work (transform, migrate) can start.
+    synchronize(stream_t{});
   }
 }
 
@@ -98,6 +102,9 @@ void accumulate_neighbors(distributed_soa_vector<T>& d, const L& lists, double c
   for (int l = 0; l < d.comm().local_ranks(); ++l) {
     strata::detail::device_guard on(d.comm().device(l));
     neighbor::accumulate_neighbors(d.shard(l), lists[l], cutoff, init, pair, store_of(l));
+    // The loop ran on the device's default stream, which the rank's own (non-blocking) stream does
+    // not wait for: it finishes before the rank's next work (transform, migrate) can start.
+    synchronize(stream_t{});
   }
 }
 
