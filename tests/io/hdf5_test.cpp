@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <random>
 
 using namespace strata_test;
@@ -139,6 +140,40 @@ TEST(Hdf5, ChunksLargerThanTheStagingBlock) {
   expect_records(io::read<strata::soa_vector<particle>>(f, "large", r), ref);
   expect_records(io::read<strata::aos_vector<particle>>(f, "large", r), ref);
   expect_records(io::read<strata::host_soa_vector<particle>>(f, "clamped", r), ref);
+}
+
+// A device AoSoA container crosses in whole AoSoA blocks that are also whole chunks where both fit
+// in staging_records, and never in more than staging_records records unless that is below one
+// AoSoA block.
+TEST(Hdf5, AoSoAStagingKeepsChunksAndTheBound) {
+  using M = strata::aosoa_mapping<particle, 32>;
+  for (std::size_t block : {1u, 20u, 31u, 32u, 95u, 96u, 100u, 1000u, 4096u})
+    for (std::size_t chunk : {1u, 16u, 48u, 100u, 1000u, 5000u}) {
+      const auto p = io::detail::plan_staging<M>(100000, 100000, block, chunk);
+      SCOPED_TRACE("block " + std::to_string(block) + ", chunk " + std::to_string(chunk));
+      EXPECT_EQ(p.step % 32, 0u);
+      if (block >= 32) EXPECT_LE(p.step, block) << "staging_records is the bound";
+      else EXPECT_EQ(p.step, 32u) << "one AoSoA block";
+      if (std::lcm<std::size_t>(32, chunk) <= block) EXPECT_EQ(p.step % chunk, 0u) << "whole chunks";
+    }
+  const std::size_t n = 3001;
+  const auto ref = random_records<particle>(n, 13);
+  temp_path tmp("aosoa_staging");
+  {
+    io::file f = io::file::create(tmp.str());
+    io::write_options o;
+    o.chunk_records = 48, o.staging_records = 100;  // 96 records a call: two chunks, three AoSoA blocks
+    io::write(f, "a", strata::aosoa_vector<particle, 32>(ref), o);
+    o.chunk_records = 7, o.staging_records = 20;  // below one AoSoA block
+    io::write(f, "b", strata::aosoa_vector<particle, 32>(ref), o);
+  }
+  io::file f = io::file::open(tmp.str());
+  io::read_options r;
+  for (std::size_t staging : {20u, 100u, 1000u}) {
+    r.staging_records = staging;
+    expect_records(io::read<strata::aosoa_vector<particle, 32>>(f, "a", r), ref);
+    expect_records(io::read<strata::aosoa_vector<particle, 32>>(f, "b", r), ref);
+  }
 }
 
 // Datasets are named by leaf path, typed as HDF5 knows them, and the group carries the schema.

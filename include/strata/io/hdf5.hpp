@@ -576,7 +576,7 @@ void write_group(const file& f, const std::string& path_in, const basic_vector<T
         // Two pinned blocks: block k + 1 crosses from the GPU while HDF5 writes block k. Each holds
         // the block's columns (staged_as_columns) or the allocation's bytes covering the block,
         // laid out as in the allocation with block k's first byte at the stage's start.
-        const detail::staging_plan plan = detail::plan_staging<M>(n, cap, block);
+        const detail::staging_plan plan = detail::plan_staging<M>(n, cap, block, chunk);
         const std::size_t step = plan.step;
         buffer stage[2] = {buffer(plan.stage_bytes, memory_space::pinned), buffer(plan.stage_bytes, memory_space::pinned)};
         strata::detail::device_guard on(c.device());
@@ -788,7 +788,7 @@ void read(const file& f, const std::string& path, basic_vector<T, M, S>& dst, co
     if constexpr (S != memory_space::device) {
       for (std::size_t s = 0; s < n; s += block) read_block(base, 0, s, std::min(block, n - s));
     } else {
-      const detail::staging_plan plan = detail::plan_staging<M>(n, cap, block);
+      const detail::staging_plan plan = detail::plan_staging<M>(n, cap, block, chunk);
       const std::size_t step = plan.step;
       buffer stage[2] = {buffer(plan.stage_bytes, memory_space::pinned), buffer(plan.stage_bytes, memory_space::pinned)};
       strata::detail::device_guard on(out.device());

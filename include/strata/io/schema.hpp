@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -215,17 +216,28 @@ void scatter_leaf(std::byte* at, std::size_t origin, std::size_t capacity, std::
 template <class M>
 inline constexpr bool staged_as_columns = whole_columns<M> || layout::record_mapping<M>;
 
-/// How a device container crosses through pinned memory: blocks of `step` records (whole AoSoA
-/// blocks), each stage holding `stage_bytes` (a block's values per leaf, back to back, where
-/// staged_as_columns, or the allocation's bytes covering the block otherwise).
+/// How a device container crosses through pinned memory: blocks of `step` records, each stage
+/// holding `stage_bytes` (a block's values per leaf, back to back, where staged_as_columns, or the
+/// allocation's bytes covering the block otherwise). `block` is the records per HDF5 call (at most
+/// staging_records, whole chunks of `chunk` records where one fits). An AoSoA container crosses in
+/// whole AoSoA blocks: `step` is the most records that are whole AoSoA blocks and whole chunks
+/// within `block`; else whole AoSoA blocks (a chunk then takes two calls); else, where `block` is
+/// below one AoSoA block (at most 64 records), one AoSoA block.
 struct staging_plan {
   std::size_t step = 0, stage_bytes = 0;
 };
 template <class M>
-staging_plan plan_staging(std::size_t n, std::size_t capacity, std::size_t staging_records) {
+staging_plan plan_staging(std::size_t n, std::size_t capacity, std::size_t block, std::size_t chunk) {
   staging_plan p;
-  p.step = std::min(n, staging_records);
-  if constexpr (constexpr std::size_t blk = block_of<M>(); blk > 0) p.step = std::max<std::size_t>(blk, p.step / blk * blk);
+  p.step = std::min(n, block);
+  if constexpr (constexpr std::size_t blk = block_of<M>(); blk > 0) {
+    chunk = std::max<std::size_t>(chunk, 1);
+    const std::size_t both = chunk > block ? block + 1 : std::lcm(blk, chunk);  // records that are whole blocks and chunks
+    if (both <= block) p.step = block / both * both;
+    else if (blk <= block) p.step = block / blk * blk;
+    else p.step = blk;
+    p.step = std::min(p.step, (n + blk - 1) / blk * blk);
+  }
   for (std::size_t s = 0; s < n; s += p.step) {
     const std::size_t b = std::min(p.step, n - s);
     std::size_t bytes = 0;
