@@ -10,6 +10,7 @@
 #include <strata/container/aosoa_vector.hpp>
 #include <strata/container/soa_vector.hpp>
 
+#include "common/allocation_failures.hpp"
 #include "common/testing.hpp"
 
 #include <gtest/gtest.h>
@@ -534,7 +535,8 @@ TYPED_TEST(Neighbor, VerletListWithSkin) {
         pair_buffer wrong(4);
         EXPECT_THROW(nb::for_each_neighbor(ps, list, rc, wrong.sink(), {mode == nb::pairs::full ? nb::pairs::half : nb::pairs::full}),
                      std::invalid_argument);
-        EXPECT_THROW(nb::for_each_neighbor(ps, list, rc + skin + 0.01, wrong.sink(), {mode}), std::invalid_argument);
+        EXPECT_THROW(nb::for_each_neighbor(ps, list, rc + 0.01, wrong.sink(), {mode}), std::invalid_argument)
+            << "pairs beyond the list's cutoff are complete only right after a build";
         if (mode == nb::pairs::half) {
           thrust::device_vector<int> cn(n + 1);
           thrust::device_vector<double> cr(n + 1);
@@ -549,6 +551,13 @@ TYPED_TEST(Neighbor, VerletListWithSkin) {
   auto narrow = access<T>::cells(few, nb::box::cube(8), 1.0);
   EXPECT_THROW(nb::make_verlet_list(few, narrow, 1.0, 0.3), std::invalid_argument) << "cells narrower than cutoff + skin";
   EXPECT_THROW(nb::make_verlet_list(few, narrow, 0.8, -0.1), std::invalid_argument) << "a negative skin";
+  // A rebuild checks the cell list it is given as the constructor does, and keeps the list.
+  auto wide = access<T>::cells(few, nb::box::cube(8), 1.3);
+  auto list = nb::make_verlet_list(few, wide, 1.0, 0.3);
+  const auto stored = list.stored();
+  EXPECT_THROW(list.rebuild(few, narrow), std::invalid_argument) << "cells narrower than cutoff + skin";
+  EXPECT_EQ(list.size(), 10);
+  EXPECT_EQ(list.stored(), stored);
 }
 
 TYPED_TEST(Neighbor, DisplacementTriggersRebuild) {
@@ -593,6 +602,129 @@ TYPED_TEST(Neighbor, DisplacementTriggersRebuild) {
   pair_buffer got(ref.size());
   nb::for_each_neighbor(now, list, rc, got.sink());
   EXPECT_EQ(got.pairs(), ref);
+}
+
+// A rebuild that fails part way (each of its allocations failing in turn) leaves a list that loops
+// refuse, never keys or offsets of one build with starts or indices of another; the container
+// keeps every record; the next rebuild works.
+TEST(NeighborFailures, FailedRebuildsLeaveNoMixedList) {
+  using C = strata::soa_vector<atom_f>;
+  std::mt19937_64 rng(strata_test::test_seed() + 21);
+  const nb::box b = nb::box::cube(8);
+  const double rc = 1.0, skin = 0.3;
+  const std::size_t n = 800;
+  const auto spread = random_in<atom_f>(n, b, rng);
+  auto dense = spread;  // the same records crowded into an eighth of the box: more pairs per row
+  for (auto& a : dense) a.pos.x *= 0.5f, a.pos.y *= 0.5f, a.pos.z *= 0.5f;
+  struct cell_state {
+    C ps;
+    nb::cell_list<atom_f, strata::soa_mapping<atom_f>, &atom_f::pos> cells;
+  };
+  const int cell_allocations = strata_test::sweep_allocation_failures(
+      "cell_list::rebuild",
+      [&] {
+        C ps(spread);
+        auto cells = nb::make_cell_list<&atom_f::pos>(ps, b, rc);
+        std::vector<atom_f> h = ps.to_host();
+        std::reverse(h.begin(), h.end());  // out of cell order: the rebuild sorts
+        return cell_state{C(h), std::move(cells)};
+      },
+      [](cell_state& s) { s.cells.rebuild(s.ps); },
+      [&](cell_state& s) {
+        ASSERT_TRUE(s.cells.size() == 0 || s.cells.size() == index_t(n)) << s.cells.size();
+        std::vector<long> ids;
+        for (const auto& r : s.ps.to_host()) ids.push_back(access<atom_f>::id(r));
+        std::sort(ids.begin(), ids.end());
+        EXPECT_EQ(ids, iota_ids(n)) << "a failed build lost or duplicated records";
+        if (s.cells.size() == 0) {
+          pair_buffer none(1);
+          EXPECT_THROW(nb::for_each_neighbor(s.ps, s.cells, rc, none.sink()), std::invalid_argument);
+        }
+      },
+      [&](cell_state& s) { expect_cell_pairs(s.ps, s.cells, rc, iota_ids(n), "after the failures"); }, true);
+  EXPECT_GT(cell_allocations, 0) << "the rebuild allocated nothing: nothing was tested";
+
+  struct verlet_state {
+    C ps;
+    nb::cell_list<atom_f, strata::soa_mapping<atom_f>, &atom_f::pos> cells;
+    nb::verlet_list<atom_f, strata::soa_mapping<atom_f>, &atom_f::pos> list;
+  };
+  const int verlet_allocations = strata_test::sweep_allocation_failures(
+      "verlet_list::rebuild",
+      [&] {
+        C sparse(spread);
+        auto sparse_cells = nb::make_cell_list<&atom_f::pos>(sparse, b, rc + skin);
+        auto list = nb::make_verlet_list(sparse, sparse_cells, rc, skin);
+        C ps(dense);
+        auto cells = nb::make_cell_list<&atom_f::pos>(ps, b, rc + skin);
+        return verlet_state{std::move(ps), std::move(cells), std::move(list)};
+      },
+      [](verlet_state& s) { s.list.rebuild(s.ps, s.cells); },
+      [&](verlet_state& s) {
+        ASSERT_EQ(s.list.size(), 0) << "a failed rebuild left a list loops would read";
+        pair_buffer none(1);
+        EXPECT_THROW(nb::for_each_neighbor(s.ps, s.list, rc, none.sink()), std::invalid_argument);
+        EXPECT_THROW((void)s.list.needs_rebuild(s.ps), std::invalid_argument);
+      },
+      [&](verlet_state& s) {
+        const auto ref = brute_force(s.ps.to_host(), s.cells.geometry(), rc);
+        pair_buffer got(ref.size());
+        nb::for_each_neighbor(s.ps, s.list, rc, got.sink());
+        EXPECT_EQ(got.pairs(), ref);
+      },
+      true);
+  EXPECT_GT(verlet_allocations, 0) << "the rebuild allocated nothing: nothing was tested";
+}
+
+// fp32 positions in a box a thousand cutoffs long whose length float cannot hold: a separation
+// across the periodic face is x0 - x1 + float(L), off from the true one by float(L) - L, up to half
+// an ulp of the box (3e-5 here), more than the cells' relative margin (1e-5 of the cutoff). The
+// pairs here lie just over a cell width apart across the face, so the cells at cutoff * (1 +
+// margin) would put them two cells apart, while the float separation (the kernels' and the
+// reference's) is inside the cutoff: they are found.
+TEST(NeighborRounding, Fp32LongBoxesKeepRoundedPairsAdjacent) {
+  using C = strata::soa_vector<atom_f>;
+  const double rc = 1.00002;
+  const double L = 1027 * rc * (1 + nb::cell_margin) * (1 + 1e-12);
+  const double w = L / 1027;  // the width of cells with the relative margin alone
+  // Long along x only, so the grid keeps its 1027 cells there (open y and z of 5 cutoffs).
+  const nb::box b{{0, 0, 0}, {L, 5, 5}, {nb::boundary::periodic, nb::boundary::open, nb::boundary::open}};
+  std::vector<atom_f> v;
+  float x1 = float(L - w);
+  while (double(x1) >= L - w) x1 = std::nextafter(x1, 0.0f);
+  for (int k = 0; k < 36; ++k) {
+    const double y = 0.5 + 2.0 * (k % 3), z = 0.5 + 2.0 * (k / 3 % 3);  // nine lines two cutoffs apart
+    const float far = k % 2 ? x1 : std::nextafter(x1, 0.0f);
+    v.push_back(access<atom_f>::make(1e-8 * (k + 1), y, z, int(v.size())));
+    v.push_back(access<atom_f>::make(double(far), y, z, int(v.size())));
+  }
+  C ps(v);
+  auto cells = access<atom_f>::cells(ps, b, rc);
+  ASSERT_FALSE(cells.report().coarsened);
+  const auto ref = brute_force(ps.to_host(), cells.geometry(), rc);
+  EXPECT_FALSE(ref.empty()) << "no pair of the set-up is within the cutoff in float arithmetic";
+  expect_cell_pairs(ps, cells, rc, iota_ids(v.size()), "pairs a cell width apart across the face of a box of 1027 cutoffs");
+}
+
+// Wrapping into a periodic box whose lo float cannot hold stores positions inside [lo, hi), never
+// float(lo) below lo: a second build has nothing left to wrap.
+TEST(NeighborRounding, WrappedPositionsStayInsideTheBox) {
+  using C = strata::soa_vector<atom_f>;
+  const nb::box b{{0.7, 0.7, 0.7}, {3.7, 3.7, 3.7}, {nb::boundary::periodic, nb::boundary::periodic, nb::boundary::periodic}};
+  std::vector<atom_f> v;
+  for (double x : {0.7, 3.7, 0.7 - 3.0, 3.7 + 3.0, 0.7 - 1e-9, 3.7 - 1e-9, 2.0, 2.0 + 30.0})
+    v.push_back(access<atom_f>::make(x, 2.0, 0.7, int(v.size())));
+  C ps(v);
+  auto cells = access<atom_f>::cells(ps, b, 1.0);
+  EXPECT_GT(cells.report().wrapped, 0);
+  for (const auto& a : ps.to_host())
+    for (float c : {a.pos.x, a.pos.y, a.pos.z}) {
+      EXPECT_GE(double(c), 0.7) << "a wrapped coordinate below lo";
+      EXPECT_LT(double(c), 3.7);
+    }
+  cells.rebuild(ps);
+  EXPECT_EQ(cells.report().wrapped, 0) << "positions the first build wrapped were still outside";
+  expect_cell_pairs(ps, cells, 1.0, iota_ids(v.size()), "after wrapping");
 }
 
 }  // namespace

@@ -61,8 +61,9 @@ STRATA_HD vec3<typename Pos::coordinate> position_of(const V& v, index_t i) {
   return {*v.template leaf_ptr<Pos::leaf[0]>(i), *v.template leaf_ptr<Pos::leaf[1]>(i), *v.template leaf_ptr<Pos::leaf[2]>(i)};
 }
 
-/// Cells are at least this much wider than the cutoff (relative), so that a pair the kernels find
-/// inside the cutoff in F arithmetic is never two cells apart through rounding.
+/// Cells are at least this much wider than the cutoff (relative, and by a few ulps of the box's
+/// largest coordinate in the position type besides), so that a pair the kernels find inside the
+/// cutoff in F arithmetic is never two cells apart through rounding.
 inline constexpr double cell_margin = 1e-5;
 
 /// The grid over a box as kernels use it (trivially copyable): cell keys are computed in double,
@@ -70,7 +71,7 @@ inline constexpr double cell_margin = 1e-5;
 template <class F>
 struct grid {
   double lo[3], hi[3], inv_cell[3], len[3];
-  F flen[3], fhalf[3];
+  F flen[3], fhalf[3], flo[3];
   int dims[3];
   bool periodic[3];
 
@@ -92,8 +93,8 @@ struct grid {
     if (!periodic[a]) return x;
     if (double(x) >= lo[a] && double(x) < hi[a]) return x;
     F w = F(double(x) - len[a] * floor((double(x) - lo[a]) / len[a]));
-    if (double(w) >= hi[a]) w = F(lo[a]);  // rounding onto hi: the same point as lo
-    if (double(w) < lo[a]) w = F(lo[a]);
+    // Rounding onto hi (the same point as lo) or below lo: the least F inside the box.
+    if (double(w) >= hi[a] || double(w) < lo[a]) w = flo[a];
     return w;
   }
   /// Minimum image of one component of a separation (positions within a period of each other).

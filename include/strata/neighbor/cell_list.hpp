@@ -242,7 +242,13 @@ grid<F> make_grid(const box& b, double cutoff, const build_options& o, index_t n
   if (o.max_cells < 1 || o.max_cells > index_t(0x7ffffffe))
     throw std::invalid_argument(std::string(op) + ": max_cells must be in [1, 2^31 - 2], not " + std::to_string(o.max_cells));
   grid<F> g{};
-  double width = cutoff * (1 + cell_margin);
+  // Separations are computed in F: a difference of two coordinates and its periodic image each
+  // round by up to half an ulp of the largest coordinate, so cells are wider than the cutoff by
+  // cell_margin and by a few ulps of the box's largest coordinate in F (the latter matters in
+  // fp32 once the box is a few hundred cutoffs long).
+  double extent = 0;
+  for (int a = 0; a < 3; ++a) extent = std::max({extent, std::fabs(b.lo[std::size_t(a)]), std::fabs(b.hi[std::size_t(a)]), b.length(a)});
+  double width = cutoff * (1 + cell_margin) + 4 * double(std::numeric_limits<F>::epsilon()) * extent;
   auto dims_at = [&](double w, std::array<double, 3>& d) {
     for (int a = 0; a < 3; ++a) d[std::size_t(a)] = std::max(1.0, std::min(std::floor(b.length(a) / w), 2147483647.0));
     return d[0] * d[1] * d[2];
@@ -271,6 +277,12 @@ grid<F> make_grid(const box& b, double cutoff, const build_options& o, index_t n
     g.periodic[a] = b.periodic(a);
     g.flen[a] = F(g.len[a]);
     g.fhalf[a] = F(0.5 * g.len[a]);
+    // The least F at or above lo: where a wrapped position lands that would round below lo.
+    g.flo[a] = F(g.lo[a]);
+    if (double(g.flo[a]) < g.lo[a]) g.flo[a] = std::nextafter(g.flo[a], std::numeric_limits<F>::infinity());
+    if (g.periodic[a] && !(double(g.flo[a]) < g.hi[a]))
+      throw std::invalid_argument(std::string(op) + ": the periodic " + axis_name(a) + " axis [" + num(g.lo[a]) + ", " + num(g.hi[a]) +
+                                  ") holds no value of the position type");
   }
   return g;
 }
@@ -297,7 +309,8 @@ class cell_list {
   /// its last `ghosts` records. A refused input (a non-finite position, one outside the box that
   /// the options refuse, a container of 2^31 or more records, more ghosts than records) throws
   /// before anything changes; positions wrapped into a periodic box stay wrapped if a later step
-  /// fails (the same points of the periodic system).
+  /// fails (the same points of the periodic system). A build that fails after that (out of
+  /// memory, a CUDA error) leaves the list empty (size() == 0): rebuild it before a loop.
   const build_report& rebuild(container& ps, std::size_t ghosts = 0) {
     const auto t0 = std::chrono::steady_clock::now();
     const char* op = "strata::neighbor::cell_list";
@@ -343,6 +356,10 @@ class cell_list {
     r.wrapped = c.periodic;
     keys_.reserve(std::size_t(n));
     start_.reserve(std::size_t(segments * r.cells) + 1);
+    // From here on keys and starts are rewritten: until the build completes the list holds no
+    // records, so a loop after a failed build is refused (size mismatch) instead of reading
+    // keys and starts of two different builds.
+    n_ = 0, owned_ = 0;
     if (c.periodic > 0) {
       ps.note_stream(stream);
       strata::detail::run_each(detail::wrap_positions<pos, decltype(v), coordinate>{v, grid_}, n, stream, "strata::neighbor (wrap)");

@@ -118,25 +118,26 @@ class verlet_list {
       : cutoff_(cutoff), skin_(skin), mode_(mode), stream_(stream) {
     const char* op = "strata::neighbor::verlet_list";
     if (!(skin >= 0) || !std::isfinite(skin)) throw std::invalid_argument(std::string(op) + ": the skin must be >= 0 and finite, not " + detail::num(skin));
-    detail::check_geometry(op, cells.box(), cutoff + skin);
-    if (cells.owned() < cells.size())
-      throw std::invalid_argument(std::string(op) + ": the cell list holds ghosts; a Verlet list is built over a container's own records only "
-                                                    "(loop over the cell list, rebuilt after each halo exchange)");
-    if (cutoff + skin > cells.cutoff())
-      throw std::invalid_argument(std::string(op) + ": cutoff + skin = " + detail::num(cutoff + skin) + " is more than the cell list's cutoff " +
-                                  detail::num(cells.cutoff()) + "; build the cell list with cutoff + skin");
     rebuild(ps, cells);
   }
 
-  /// Builds the list again from cells (rebuilt over ps since ps last moved).
+  /// Builds the list again from cells (rebuilt over ps since ps last moved; the same or another
+  /// cell list, checked as the constructor checks it). A refused input throws with the list as it
+  /// was; a build that fails after that (out of memory, a CUDA error) leaves the list empty
+  /// (size() == 0), so a loop over it is refused until a rebuild succeeds.
   void rebuild(const container& ps, const cells_type& cells) {
     const char* op = "strata::neighbor::verlet_list";
     const index_t n = index_t(ps.size());
+    detail::check_geometry(op, cells.box(), cutoff_ + skin_);
+    if (cells.owned() < cells.size())
+      throw std::invalid_argument(std::string(op) + ": the cell list holds ghosts; a Verlet list is built over a container's own records only "
+                                                    "(loop over the cell list, rebuilt after each halo exchange)");
+    if (cutoff_ + skin_ > cells.cutoff())
+      throw std::invalid_argument(std::string(op) + ": cutoff + skin = " + detail::num(cutoff_ + skin_) + " is more than the cell list's cutoff " +
+                                  detail::num(cells.cutoff()) + "; build the cell list with cutoff + skin");
     if (n != cells.size())
       throw std::invalid_argument(std::string(op) + ": the container holds " + std::to_string(n) + " records, the cell list was built over " +
                                   std::to_string(cells.size()) + "; rebuild the cell list first");
-    if (cells.owned() < cells.size())
-      throw std::invalid_argument(std::string(op) + ": the cell list holds ghosts; a Verlet list is built over a container's own records only");
     strata::detail::launch_scope scope(op, stream_, {strata::detail::described(ps.const_view(), "particles")});
     grid_ = cells.geometry();
     auto v = ps.const_view();
@@ -146,6 +147,7 @@ class verlet_list {
     const bool half = mode_ == pairs::half;
     offset_.reserve(std::size_t(n) + 1);
     x_.reserve(std::size_t(n)), y_.reserve(std::size_t(n)), z_.reserve(std::size_t(n));
+    n_ = 0, pairs_ = 0;  // offsets are rewritten first: empty until the indices match them
     const auto policy = strata::detail::policy(stream_);
     strata::detail::run_each(detail::count_within<pos, decltype(v), coordinate>{v, cv, r2max, half, offset_.data()}, n, stream_,
                              "strata::neighbor::verlet_list (count)");
@@ -170,7 +172,7 @@ class verlet_list {
   double max_displacement(const container& ps) const {
     if (index_t(ps.size()) != n_)
       throw std::invalid_argument("strata::neighbor::verlet_list: the container holds " + std::to_string(ps.size()) +
-                                  " records, the list " + std::to_string(n_));
+                                  " records, the list " + std::to_string(n_) + " (rebuild it)");
     if (n_ == 0) return 0;
     strata::detail::launch_scope scope("strata::neighbor::verlet_list", stream_, {strata::detail::described(ps.const_view(), "particles")});
     auto v = ps.const_view();
