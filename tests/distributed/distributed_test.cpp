@@ -947,6 +947,16 @@ TEST(Distributed, NeighbourLoopsSeeGhostsAsNeighbours) {
                      return store_sum{thrust::raw_pointer_cast(counts[std::size_t(l)].data()), thrust::raw_pointer_cast(sums[std::size_t(l)].data())};
                    }),
                    std::invalid_argument);
+      // An exchange that brings as many ghosts as the lists hold, in an order the lists never
+      // sorted: refused all the same, and right again after a rebuild.
+      (void)d.halo_exchange(periodic_face{ranks, float(cutoff)}, 2);
+      lists.rebuild(d);
+      d.drop_ghosts();
+      (void)d.halo_exchange(periodic_face{ranks, float(cutoff)}, 2);
+      for (int l = 0; l < ranks; ++l) ASSERT_EQ(strata::index_t(d.ghosts(l)), lists[l].size() - lists[l].owned());
+      EXPECT_THROW(dist::for_each_neighbor(d, lists, cutoff, [](int) { return ignore_pair{}; }), std::invalid_argument) << "same counts, new ghosts";
+      lists.rebuild(d);
+      EXPECT_NO_THROW(dist::for_each_neighbor(d, lists, cutoff, [](int) { return ignore_pair{}; }));
     }
   }
 }

@@ -22,6 +22,7 @@
 #include <cuda/std/span>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <limits>
@@ -65,11 +66,17 @@ class distributed_soa_vector {
       threads_ = std::move(o.threads_);
       pack_limit_ = o.pack_limit_;
       reserved_ = o.reserved_;
+      generation_ = o.generation_;
     }
     return *this;
   }
 
   communicator& comm() const { return *comm_; }
+  /// Changes whenever the container's own operations change which records a shard holds or their
+  /// order (scatter, assign, migrate, halo_exchange, drop_ghosts), to a value no other state of
+  /// any container had: structures built over the shards (distributed::cell_lists) keep it to
+  /// refuse shards that changed since. Work a caller does through shard(l) is not counted.
+  std::uint64_t generation() const { return generation_; }
   /// Local rank l's records (on its device). The work queued on the rank's stream (transform,
   /// migrate's moves) has finished when this returns, so the container's own operations, which
   /// run on the default stream, see its results.
@@ -93,6 +100,7 @@ class distributed_soa_vector {
   /// asked for. Strong guarantee: every rank's new shard is made before any is replaced (on its
   /// own device, so no device holds more than with one rank at a time).
   void scatter(std::span<const T> records) {
+    renew();
     comm_->synchronize_all();  // the shards replaced here may still be written by queued work
     const std::size_t n = records.size(), parts = shards_.size();
     std::vector<soa_vector<T>> fresh;
@@ -121,6 +129,7 @@ class distributed_soa_vector {
         throw std::invalid_argument("strata: distributed_soa_vector::assign: shard " + std::to_string(l) + " is on device " +
                                     std::to_string(shards[l].device()) + ", local rank " + std::to_string(l) + " on device " +
                                     std::to_string(comm_->device(int(l))));
+    renew();
     comm_->synchronize_all();  // the shards replaced here may still be written by queued work
     for (std::size_t l = 0; l < shards.size(); ++l) {
       strata::detail::device_guard g(comm_->device(int(l)));
@@ -256,6 +265,7 @@ class distributed_soa_vector {
   migration_counts migrate(DestFn dest) {
     for (int l = 0; l < comm_->local_ranks(); ++l)
       if (ghosts(l) != 0) throw size_error("strata: migrate: rank " + std::to_string(comm_->rank(l)) + " holds ghosts; drop_ghosts() first");
+    renew();
     const std::size_t locals = std::size_t(comm_->local_ranks());
     counts send(locals);
     std::vector<migration_counts> moved(locals);
@@ -313,6 +323,7 @@ class distributed_soa_vector {
   /// queued on the ranks' streams.
   template <class GhostFn>
   migration_counts halo_exchange(GhostFn ghost_of, int directions) {
+    renew();
     const std::size_t locals = std::size_t(comm_->local_ranks());
     const int keys = comm_->size() > 2 && comm_->size() <= strata::detail::split_max_keys ? comm_->size() : 0;
     counts send(locals);
@@ -345,6 +356,7 @@ class distributed_soa_vector {
   std::size_t packing_limit() const { return pack_limit_; }
   /// Removes every ghost (each shard back to its own records).
   void drop_ghosts() {
+    renew();
     for (std::size_t l = 0; l < shards_.size(); ++l) {
       strata::detail::device_guard g(comm_->device(int(l)));
       shards_[l].resize(owned_[l]);
@@ -353,6 +365,12 @@ class distributed_soa_vector {
 
  private:
   using counts = std::vector<std::vector<std::int64_t>>;  // [local rank][global rank]
+
+  /// A generation no container has had (a process-wide count).
+  void renew() {
+    static std::atomic<std::uint64_t> next{1};
+    generation_ = next.fetch_add(1, std::memory_order_relaxed);
+  }
 
   /// Waits for every rank's stream; for the destructor and move assignment, which cannot throw (a
   /// CUDA error here has been or will be reported by the call that caused it).
@@ -674,6 +692,7 @@ class distributed_soa_vector {
   std::vector<std::size_t> owned_;  // each shard's own records; the rest are ghosts
   std::size_t pack_limit_ = std::numeric_limits<std::size_t>::max();
   std::size_t reserved_ = 0;  // reserve()'s room per rank
+  std::uint64_t generation_ = 0;  // see generation()
   // Per rank: the scratch blocks migrate and the reductions use on the rank's stream, kept for the
   // next call (each rank's thread alone uses its own).
   std::vector<std::unique_ptr<strata::detail::stream_scratch>> scratch_;

@@ -11,7 +11,10 @@
 //   distributed::accumulate_neighbors(d, lists, cutoff, init, pair, [&](int l) { return store_for(d.shard(l)); });
 //
 // Half pairs are refused (a pair between two ranks would count on both); Verlet lists are built
-// per container without ghosts. The cell lists cover the whole box (each costs 4 bytes per cell of
+// per container without ghosts. The lists keep the container's generation() of their build: a
+// loop after a scatter, migrate, halo exchange or drop_ghosts without a rebuild is refused. What
+// a caller does to a shard itself (moving particles, sorting it, rebuilding another cell_lists
+// over the same container) is not seen, beyond the record counts each loop checks. The cell lists cover the whole box (each costs 4 bytes per cell of
 // the box, twice with ghosts), so a rank's lists are right whatever part of the box it holds.
 #pragma once
 
@@ -19,6 +22,7 @@
 #include <strata/neighbor/neighbor.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,17 +40,21 @@ class cell_lists {
       strata::detail::device_guard on(comm_->device(l));
       lists_.emplace_back(d.shard(l), b, cutoff, o, d.ghosts(l));
     }
+    generation_ = d.generation();
   }
 
   /// Bins every rank's shard again (after its records moved or a new halo exchange): each rank's
   /// own records and its ghosts reordered by cell. A refused input on any rank throws (ranks
   /// before it are rebuilt already; their lists are valid for their shards).
   void rebuild(distributed_soa_vector<T>& d) {
-    check(d, "rebuild");
+    if (&d.comm() != comm_)
+      throw std::invalid_argument("strata::distributed::rebuild: the cell lists belong to a container of another communicator");
+    generation_ = 0;  // valid again only once every rank's list is
     for (int l = 0; l < comm_->local_ranks(); ++l) {
       strata::detail::device_guard on(comm_->device(l));
       lists_[std::size_t(l)].rebuild(d.shard(l), d.ghosts(l));
     }
+    generation_ = d.generation();
   }
 
   list_type& operator[](int l) { return lists_.at(std::size_t(l)); }
@@ -56,6 +64,10 @@ class cell_lists {
   void check(const distributed_soa_vector<T>& d, const char* op) const {
     if (&d.comm() != comm_)
       throw std::invalid_argument(std::string("strata::distributed::") + op + ": the cell lists belong to a container of another communicator");
+    if (d.generation() != generation_)
+      throw std::invalid_argument(std::string("strata::distributed::") + op +
+                                  ": the container's shards changed (scatter, migrate, halo_exchange or drop_ghosts) since the cell lists were "
+                                  "built, or their last rebuild failed; rebuild the lists");
     for (int l = 0; l < comm_->local_ranks(); ++l) {
       const auto& c = lists_[std::size_t(l)];
       if (index_t(d.shard(l).size()) != c.size() || index_t(d.ghosts(l)) != c.size() - c.owned())
@@ -69,6 +81,7 @@ class cell_lists {
  private:
   communicator* comm_;
   std::vector<list_type> lists_;
+  std::uint64_t generation_ = 0;  // the container's generation() the lists were built at
 };
 
 /// Cell lists of every local rank's shard of d (its ghosts from the last halo_exchange included)
