@@ -551,6 +551,7 @@ TYPED_TEST(Neighbor, VerletListWithSkin) {
   auto narrow = access<T>::cells(few, nb::box::cube(8), 1.0);
   EXPECT_THROW(nb::make_verlet_list(few, narrow, 1.0, 0.3), std::invalid_argument) << "cells narrower than cutoff + skin";
   EXPECT_THROW(nb::make_verlet_list(few, narrow, 0.8, -0.1), std::invalid_argument) << "a negative skin";
+  EXPECT_THROW(nb::make_verlet_list(few, narrow, -0.5, 1.0), std::invalid_argument) << "a negative cutoff with cutoff + skin > 0";
   // A rebuild checks the cell list it is given as the constructor does, and keeps the list.
   auto wide = access<T>::cells(few, nb::box::cube(8), 1.3);
   auto list = nb::make_verlet_list(few, wide, 1.0, 0.3);
@@ -644,6 +645,33 @@ TEST(NeighborFailures, FailedRebuildsLeaveNoMixedList) {
       [&](cell_state& s) { expect_cell_pairs(s.ps, s.cells, rc, iota_ids(n), "after the failures"); }, true);
   EXPECT_GT(cell_allocations, 0) << "the rebuild allocated nothing: nothing was tested";
 
+  // A rebuild whose arrays grow (ghosts appended: more keys and a second segment of starts): a
+  // failed build never leaves the old size over replaced arrays.
+  std::vector<atom_f> with_ghosts = spread;
+  with_ghosts.insert(with_ghosts.end(), spread.begin(), spread.begin() + 100);
+  const int grown_allocations = strata_test::sweep_allocation_failures(
+      "cell_list::rebuild with ghosts",
+      [&] {
+        C ps(spread);
+        auto cells = nb::make_cell_list<&atom_f::pos>(ps, b, rc);
+        return cell_state{C(with_ghosts), std::move(cells)};
+      },
+      [](cell_state& s) { s.cells.rebuild(s.ps, 100); },
+      [&](cell_state& s) {
+        ASSERT_TRUE(s.cells.size() == 0 || s.cells.size() == index_t(n)) << s.cells.size();
+        if (s.cells.size() == index_t(n)) {  // refused before anything changed: the old list still serves its container
+          C own(spread);
+          s.cells.rebuild(own);
+          expect_cell_pairs(own, s.cells, rc, iota_ids(n), "the old list after a failure before any change");
+        } else {
+          C own(spread);
+          pair_buffer none(1);
+          EXPECT_THROW(nb::for_each_neighbor(own, s.cells, rc, none.sink()), std::invalid_argument);
+        }
+      },
+      [&](cell_state& s) { EXPECT_EQ(s.cells.owned(), index_t(n)); }, false);
+  EXPECT_GT(grown_allocations, 0);
+
   struct verlet_state {
     C ps;
     nb::cell_list<atom_f, strata::soa_mapping<atom_f>, &atom_f::pos> cells;
@@ -674,6 +702,28 @@ TEST(NeighborFailures, FailedRebuildsLeaveNoMixedList) {
       },
       true);
   EXPECT_GT(verlet_allocations, 0) << "the rebuild allocated nothing: nothing was tested";
+  // A Verlet list rebuilt over a larger container (every array grows): a failure leaves it empty.
+  auto more = spread;
+  more.insert(more.end(), dense.begin(), dense.end());
+  const int verlet_grown = strata_test::sweep_allocation_failures(
+      "verlet_list::rebuild, larger",
+      [&] {
+        C small(spread);
+        auto small_cells = nb::make_cell_list<&atom_f::pos>(small, b, rc + skin);
+        auto list = nb::make_verlet_list(small, small_cells, rc, skin);
+        C ps(more);
+        auto cells = nb::make_cell_list<&atom_f::pos>(ps, b, rc + skin);
+        return verlet_state{std::move(ps), std::move(cells), std::move(list)};
+      },
+      [](verlet_state& s) { s.list.rebuild(s.ps, s.cells); },
+      [&](verlet_state& s) {
+        ASSERT_EQ(s.list.size(), 0) << "a failed rebuild left a list loops would read";
+        C small(spread);
+        pair_buffer none(1);
+        EXPECT_THROW(nb::for_each_neighbor(small, s.list, rc, none.sink()), std::invalid_argument) << "the old size over new arrays";
+      },
+      [&](verlet_state& s) { EXPECT_EQ(s.list.size(), index_t(2 * n)); }, false);
+  EXPECT_GT(verlet_grown, 0);
 }
 
 // fp32 positions in a box a thousand cutoffs long whose length float cannot hold: a separation

@@ -49,7 +49,7 @@ class cell_lists {
   void rebuild(distributed_soa_vector<T>& d) {
     if (&d.comm() != comm_)
       throw std::invalid_argument("strata::distributed::rebuild: the cell lists belong to a container of another communicator");
-    generation_ = 0;  // valid again only once every rank's list is
+    generation_ = failed;  // valid again only once every rank's list is
     for (int l = 0; l < comm_->local_ranks(); ++l) {
       strata::detail::device_guard on(comm_->device(l));
       lists_[std::size_t(l)].rebuild(d.shard(l), d.ghosts(l));
@@ -81,7 +81,8 @@ class cell_lists {
  private:
   communicator* comm_;
   std::vector<list_type> lists_;
-  std::uint64_t generation_ = 0;  // the container's generation() the lists were built at
+  static constexpr std::uint64_t failed = ~std::uint64_t(0);  // no container's generation
+  std::uint64_t generation_ = failed;  // the container's generation() the lists were built at
 };
 
 /// Cell lists of every local rank's shard of d (its ghosts from the last halo_exchange included)

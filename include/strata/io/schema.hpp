@@ -222,7 +222,7 @@ inline constexpr bool staged_as_columns = whole_columns<M> || layout::record_map
 /// staging_records, whole chunks of `chunk` records where one fits). An AoSoA container crosses in
 /// whole AoSoA blocks: `step` is the most records that are whole AoSoA blocks and whole chunks
 /// within `block`; else whole AoSoA blocks (a chunk then takes two calls); else, where `block` is
-/// below one AoSoA block (at most 64 records), one AoSoA block.
+/// below one AoSoA block, one AoSoA block (the stage then holds more than staging_records records).
 struct staging_plan {
   std::size_t step = 0, stage_bytes = 0;
 };

@@ -242,12 +242,12 @@ grid<F> make_grid(const box& b, double cutoff, const build_options& o, index_t n
   if (o.max_cells < 1 || o.max_cells > index_t(0x7ffffffe))
     throw std::invalid_argument(std::string(op) + ": max_cells must be in [1, 2^31 - 2], not " + std::to_string(o.max_cells));
   grid<F> g{};
-  // Separations are computed in F: a difference of two coordinates and its periodic image each
-  // round by up to half an ulp of the largest coordinate, so cells are wider than the cutoff by
-  // cell_margin and by a few ulps of the box's largest coordinate in F (the latter matters in
-  // fp32 once the box is a few hundred cutoffs long).
+  // Separations are computed in F: a difference of two coordinates rounds by up to half an ulp
+  // of itself (at most a box length) and its periodic image by the error of F(length), so cells
+  // are wider than the cutoff by cell_margin and by a few ulps of the longest axis in F (the
+  // latter matters in fp32 once a box is a few hundred cutoffs long).
   double extent = 0;
-  for (int a = 0; a < 3; ++a) extent = std::max({extent, std::fabs(b.lo[std::size_t(a)]), std::fabs(b.hi[std::size_t(a)]), b.length(a)});
+  for (int a = 0; a < 3; ++a) extent = std::max(extent, b.length(a));
   double width = cutoff * (1 + cell_margin) + 4 * double(std::numeric_limits<F>::epsilon()) * extent;
   auto dims_at = [&](double w, std::array<double, 3>& d) {
     for (int a = 0; a < 3; ++a) d[std::size_t(a)] = std::max(1.0, std::min(std::floor(b.length(a) / w), 2147483647.0));
@@ -354,12 +354,12 @@ class cell_list {
                               " (build_options::outside_periodic = periodic_outside::wrap moves them in); the container is left as it was");
     r.clamped = c.open;
     r.wrapped = c.periodic;
+    // From here on keys and starts are replaced (a growing array is a fresh allocation) and
+    // rewritten: until the build completes the list holds no records, so a loop after a failed
+    // build is refused (size mismatch) instead of reading keys and starts of two different builds.
+    n_ = 0, owned_ = 0;
     keys_.reserve(std::size_t(n));
     start_.reserve(std::size_t(segments * r.cells) + 1);
-    // From here on keys and starts are rewritten: until the build completes the list holds no
-    // records, so a loop after a failed build is refused (size mismatch) instead of reading
-    // keys and starts of two different builds.
-    n_ = 0, owned_ = 0;
     if (c.periodic > 0) {
       ps.note_stream(stream);
       strata::detail::run_each(detail::wrap_positions<pos, decltype(v), coordinate>{v, grid_}, n, stream, "strata::neighbor (wrap)");

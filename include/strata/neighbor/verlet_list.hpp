@@ -117,6 +117,8 @@ class verlet_list {
   verlet_list(const container& ps, const cells_type& cells, double cutoff, double skin, pairs mode = pairs::full, stream_t stream = {})
       : cutoff_(cutoff), skin_(skin), mode_(mode), stream_(stream) {
     const char* op = "strata::neighbor::verlet_list";
+    if (!(cutoff > 0) || !std::isfinite(cutoff))
+      throw std::invalid_argument(std::string(op) + ": the cutoff must be a positive finite number, not " + detail::num(cutoff));
     if (!(skin >= 0) || !std::isfinite(skin)) throw std::invalid_argument(std::string(op) + ": the skin must be >= 0 and finite, not " + detail::num(skin));
     rebuild(ps, cells);
   }
@@ -139,6 +141,7 @@ class verlet_list {
       throw std::invalid_argument(std::string(op) + ": the container holds " + std::to_string(n) + " records, the cell list was built over " +
                                   std::to_string(cells.size()) + "; rebuild the cell list first");
     strata::detail::launch_scope scope(op, stream_, {strata::detail::described(ps.const_view(), "particles")});
+    n_ = 0, pairs_ = 0;  // arrays are replaced and rewritten from here on: empty until the build completes
     grid_ = cells.geometry();
     auto v = ps.const_view();
     const auto cv = cells.view();
@@ -147,7 +150,6 @@ class verlet_list {
     const bool half = mode_ == pairs::half;
     offset_.reserve(std::size_t(n) + 1);
     x_.reserve(std::size_t(n)), y_.reserve(std::size_t(n)), z_.reserve(std::size_t(n));
-    n_ = 0, pairs_ = 0;  // offsets are rewritten first: empty until the indices match them
     const auto policy = strata::detail::policy(stream_);
     strata::detail::run_each(detail::count_within<pos, decltype(v), coordinate>{v, cv, r2max, half, offset_.data()}, n, stream_,
                              "strata::neighbor::verlet_list (count)");
