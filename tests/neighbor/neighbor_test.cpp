@@ -677,16 +677,19 @@ TEST(NeighborFailures, FailedRebuildsLeaveNoMixedList) {
     nb::cell_list<atom_f, strata::soa_mapping<atom_f>, &atom_f::pos> cells;
     nb::verlet_list<atom_f, strata::soa_mapping<atom_f>, &atom_f::pos> list;
   };
+  // A list built over `first`, and the container (with its cell list) it is then rebuilt over.
+  auto verlet_over = [&](const std::vector<atom_f>& first, const std::vector<atom_f>& then) {
+    return [&, first, then] {
+      C built(first);
+      auto built_cells = nb::make_cell_list<&atom_f::pos>(built, b, rc + skin);
+      auto list = nb::make_verlet_list(built, built_cells, rc, skin);
+      C ps(then);
+      auto cells = nb::make_cell_list<&atom_f::pos>(ps, b, rc + skin);
+      return verlet_state{std::move(ps), std::move(cells), std::move(list)};
+    };
+  };
   const int verlet_allocations = strata_test::sweep_allocation_failures(
-      "verlet_list::rebuild",
-      [&] {
-        C sparse(spread);
-        auto sparse_cells = nb::make_cell_list<&atom_f::pos>(sparse, b, rc + skin);
-        auto list = nb::make_verlet_list(sparse, sparse_cells, rc, skin);
-        C ps(dense);
-        auto cells = nb::make_cell_list<&atom_f::pos>(ps, b, rc + skin);
-        return verlet_state{std::move(ps), std::move(cells), std::move(list)};
-      },
+      "verlet_list::rebuild", verlet_over(spread, dense),
       [](verlet_state& s) { s.list.rebuild(s.ps, s.cells); },
       [&](verlet_state& s) {
         ASSERT_EQ(s.list.size(), 0) << "a failed rebuild left a list loops would read";
@@ -706,15 +709,7 @@ TEST(NeighborFailures, FailedRebuildsLeaveNoMixedList) {
   auto more = spread;
   more.insert(more.end(), dense.begin(), dense.end());
   const int verlet_grown = strata_test::sweep_allocation_failures(
-      "verlet_list::rebuild, larger",
-      [&] {
-        C small(spread);
-        auto small_cells = nb::make_cell_list<&atom_f::pos>(small, b, rc + skin);
-        auto list = nb::make_verlet_list(small, small_cells, rc, skin);
-        C ps(more);
-        auto cells = nb::make_cell_list<&atom_f::pos>(ps, b, rc + skin);
-        return verlet_state{std::move(ps), std::move(cells), std::move(list)};
-      },
+      "verlet_list::rebuild, larger", verlet_over(spread, more),
       [](verlet_state& s) { s.list.rebuild(s.ps, s.cells); },
       [&](verlet_state& s) {
         ASSERT_EQ(s.list.size(), 0) << "a failed rebuild left a list loops would read";
