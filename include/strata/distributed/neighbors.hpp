@@ -14,8 +14,9 @@
 // per container without ghosts. The lists keep the container's generation() of their build: a
 // loop after a scatter, migrate, halo exchange or drop_ghosts without a rebuild is refused. What
 // a caller does to a shard itself (moving particles, sorting it, rebuilding another cell_lists
-// over the same container) is not seen, beyond the record counts each loop checks. The cell lists cover the whole box (each costs 4 bytes per cell of
-// the box, twice with ghosts), so a rank's lists are right whatever part of the box it holds.
+// over the same container) is not seen, beyond the record counts each loop checks. The cell
+// lists cover the whole box (each costs 4 bytes per cell of the box, twice with ghosts), so a
+// rank's lists are right whatever part of the box it holds.
 #pragma once
 
 #include <strata/distributed/distributed_vector.hpp>

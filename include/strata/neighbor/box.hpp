@@ -62,8 +62,8 @@ STRATA_HD vec3<typename Pos::coordinate> position_of(const V& v, index_t i) {
 }
 
 /// Cells are at least this much wider than the cutoff (relative, and by a few ulps of the box's
-/// largest coordinate in the position type besides), so that a pair the kernels find inside the
-/// cutoff in F arithmetic is never two cells apart through rounding.
+/// longest axis in the position type besides), so that a pair the kernels find inside the cutoff
+/// in F arithmetic is never two cells apart through rounding.
 inline constexpr double cell_margin = 1e-5;
 
 /// The grid over a box as kernels use it (trivially copyable): cell keys are computed in double,

@@ -43,8 +43,8 @@ STRATA_HD U atomic_add(U* p, U v) {
 }
 
 namespace detail {
-/// Threads a block of a neighbour loop: 128 runs the Lennard-Jones force pass 2-3% faster than 256
-/// on the H200 from 32 000 to 2^23 atoms (docs/performance.md, "Neighbours").
+/// Threads a block of a neighbour loop: 128 runs the Lennard-Jones force pass 2-4% faster than 256
+/// in fp32 on the H200 from 32 000 to 2^23 atoms (docs/performance.md, "Neighbours").
 inline constexpr int loop_threads = 128;
 template <class Pos, class V, class List, class F, class Fn>
 struct pair_loop {
