@@ -11,6 +11,7 @@
 #define STRATA_PYTHON_ARROW 1
 #endif
 
+#include <strata/algorithm/norm_backward.hpp>
 #include <strata/algorithm/normalize.hpp>
 #include <strata/container/matrix.hpp>
 #include <strata/convert/runtime.hpp>
@@ -128,6 +129,87 @@ std::string normalize(bool rms, nb::handle x_obj, nb::handle out_obj, nb::handle
   if (f32) return normalize_as<float>(rms, a, float(eps), stream);
   if (f16) return normalize_as<strata::half>(rms, a, float(eps), stream);
   return normalize_as<strata::bfloat16>(rms, a, float(eps), stream);
+}
+
+/// dweight or dbias: none, or a writable contiguous 1-D array of one element per column.
+template <class T>
+cuda::std::span<T> grad_vector_of(const output* a, const char* name, strata::index_t cols, std::vector<extent>& operands) {
+  if (!a) return {};
+  if (a->ndim() != 1 || strata::index_t(a->shape(0)) != cols)
+    value_error(std::string("strata: ") + name + " has shape " + shape_of(*a) + "; x's rows have " + std::to_string(cols) +
+                " elements, so " + name + " must have shape (" + std::to_string(cols) + ",)");
+  if (cols == 0) return {};
+  const std::size_t bytes = dense_bytes(*a, name);
+  T* p = static_cast<T*>(data_of(*a));
+  if (!aligned(p, sizeof(T)))
+    value_error(std::string("strata: ") + name + " at " + address(p) + " is not aligned to its " + std::to_string(sizeof(T)) + "-byte elements");
+  operands.push_back({p, bytes, name, true});
+  return {p, std::size_t(cols)};
+}
+
+struct norm_backward_args {
+  input x, dy;
+  output dx;
+  std::optional<input> weight;
+  std::optional<output> dweight, dbias;
+};
+
+template <class T>
+std::string normalize_backward_as(bool rms, const norm_backward_args& a, float eps, std::uintptr_t stream) {
+  std::vector<extent> operands;
+  const auto xv = rows_of<const T>(a.x, "x", operands, false);
+  const auto dyv = rows_of<const T>(a.dy, "dy", operands, false);
+  const auto dxv = rows_of<T>(a.dx, "dx", operands, true);
+  const auto g = vector_of<T>(a.weight ? &*a.weight : nullptr, "weight", xv.cols, operands);
+  const auto dg = grad_vector_of<T>(a.dweight ? &*a.dweight : nullptr, "dweight", xv.cols, operands);
+  const auto db = grad_vector_of<T>(a.dbias ? &*a.dbias : nullptr, "dbias", xv.cols, operands);
+  check_disjoint(operands);
+  const auto s = reinterpret_cast<strata::stream_t>(stream);
+  nb::gil_scoped_release release;
+  const strata::norm_backward_path p =
+      rms ? strata::rms_norm_backward<T>(xv, dyv, g, dxv, dg, eps, s) : strata::layer_norm_backward<T>(xv, dyv, g, dxv, dg, db, eps, s);
+  return std::string(p.access == strata::path::vectorized ? "vectorized" : "scalar") +
+         (p.shape == strata::norm_backward_shape::two_pass ? ", two passes" : "");
+}
+
+std::string normalize_backward(bool rms, nb::handle x_obj, nb::handle dy_obj, nb::handle weight_obj, nb::handle dx_obj, nb::handle dweight_obj,
+                               nb::handle dbias_obj, double eps, std::uintptr_t stream) {
+  norm_backward_args a{array_of<input>(x_obj, "x"), array_of<input>(dy_obj, "dy"), array_of<output>(dx_obj, "dx"), {}, {}, {}};
+  if (!weight_obj.is_none()) a.weight = array_of<input>(weight_obj, "weight");
+  if (!dweight_obj.is_none()) a.dweight = array_of<output>(dweight_obj, "dweight");
+  if (!dbias_obj.is_none()) {
+    if (rms) type_error("strata: rms_norm has no bias to take a gradient of");
+    a.dbias = array_of<output>(dbias_obj, "dbias");
+  }
+  check_memory(a.x, "x");
+  check_memory(a.dy, "dy");
+  check_memory(a.dx, "dx");
+  if (a.weight) check_memory(*a.weight, "weight");
+  if (a.dweight) check_memory(*a.dweight, "dweight");
+  if (a.dbias) check_memory(*a.dbias, "dbias");
+  const auto t = a.x.dtype();
+  using code = nb::dlpack::dtype_code;
+  const bool f32 = t == nb::dtype<float>(), f16 = t.code == uint8_t(code::Float) && t.bits == 16 && t.lanes == 1,
+             bf16 = t.code == uint8_t(code::Bfloat) && t.bits == 16 && t.lanes == 1;
+  if (!f32 && !f16 && !bf16) type_error("strata: x has dtype " + dtype_name(t) + "; strata normalizes float32, float16 or bfloat16");
+  auto same = [&](const nb::dlpack::dtype& o, const char* name) {
+    if (o != t) type_error(std::string("strata: ") + name + " has dtype " + dtype_name(o) + " and x " + dtype_name(t) + "; they must match");
+  };
+  same(a.dy.dtype(), "dy");
+  same(a.dx.dtype(), "dx");
+  if (a.weight) same(a.weight->dtype(), "weight");
+  if (a.dweight) same(a.dweight->dtype(), "dweight");
+  if (a.dbias) same(a.dbias->dtype(), "dbias");
+  if (a.x.ndim() != 2)
+    value_error("strata: x has shape " + shape_of(a.x) + " (" + std::to_string(a.x.ndim()) + " dimensions); normalization takes 2-D rows");
+  if (a.dy.ndim() != 2 || a.dy.shape(0) != a.x.shape(0) || a.dy.shape(1) != a.x.shape(1))
+    value_error("strata: dy has shape " + shape_of(a.dy) + " and x " + shape_of(a.x) + "; they must match");
+  if (a.dx.ndim() != 2 || a.dx.shape(0) != a.x.shape(0) || a.dx.shape(1) != a.x.shape(1))
+    value_error("strata: dx has shape " + shape_of(a.dx) + " and x " + shape_of(a.x) + "; they must match");
+  if (!std::isfinite(eps) || eps < 0) value_error("strata: eps is " + std::to_string(eps) + "; it must be a finite number >= 0");
+  if (f32) return normalize_backward_as<float>(rms, a, float(eps), stream);
+  if (f16) return normalize_backward_as<strata::half>(rms, a, float(eps), stream);
+  return normalize_backward_as<strata::bfloat16>(rms, a, float(eps), stream);
 }
 
 // ---- conversion ---------------------------------------------------------------------------------
@@ -284,6 +366,11 @@ NB_MODULE(_strata, m) {
         "float32, float16 or bfloat16). weight and bias are None or 1-D arrays of one element per column. Rows must be "
         "contiguous (any row stride of at least a row); out must not overlap the inputs. Returns the path taken: "
         "'vectorized' or 'scalar'. stream: a CUDA stream handle (0: the default stream), ignored on the host backend.");
+  m.def("normalize_backward", &normalize_backward, nb::arg("rms"), nb::arg("x"), nb::arg("dy"), nb::arg("weight").none(), nb::arg("dx"),
+        nb::arg("dweight").none(), nb::arg("dbias").none(), nb::arg("eps"), nb::arg("stream") = 0,
+        "The backward of normalize: from x, the output's gradient dy and weight (or None), writes dx and, where given, dweight and "
+        "dbias (1-D, one element per column; deterministic). Arrays as normalize takes them; outputs must not overlap the inputs "
+        "or each other. Returns the path taken ('vectorized' or 'scalar', ', two passes' for rows too long to hold).");
   m.def("aos_to_soa", &aos_to_soa, nb::arg("records"), nb::arg("n"), nb::arg("stride"), nb::arg("fields"), nb::arg("columns"),
         nb::arg("stream") = 0,
         "Scatters n records of `stride` bytes (records: a dense array of exactly n * stride bytes) into one column per field. "

@@ -22,7 +22,7 @@ from . import _strata
 
 backend: str = _strata.backend
 
-__all__ = ["__version__", "backend", "layer_norm", "rms_norm", "to_soa", "to_aos", "leaves", "to_arrow", "ArrowBatch"]
+__all__ = ["__version__", "backend", "layer_norm", "rms_norm", "layer_norm_backward", "rms_norm_backward", "to_soa", "to_aos", "leaves", "to_arrow", "ArrowBatch"]
 
 DISTRIBUTION = "strata-soa"  # the name on PyPI; the import name is strata
 
@@ -108,6 +108,41 @@ def rms_norm(x: Any, weight: Any = None, eps: float = 1e-6,
     Takes x, weight and eps as layer_norm does, and returns as it does."""
     out, path = _normalize(True, x, weight, None, eps)
     return (out, path) if return_path else out
+
+
+def _normalize_backward(rms: bool, x: Any, dy: Any, weight: Any, eps: Any, weight_grad: bool, bias_grad: bool) -> Tuple[Any, Any, Any, str]:
+    x = _array(x, "x")
+    dy = _array(dy, "dy")
+    weight = None if weight is None else _array(weight, "weight")
+    eps = _eps(eps)
+    features = x.shape[-1] if len(x.shape) > 0 else 0
+    new = (lambda shape: x.new_empty(shape)) if _is_torch(x) else (lambda shape: np.empty(shape, dtype=x.dtype))
+    dx = new(x.shape)
+    dweight = new((features,)) if weight_grad else None
+    dbias = new((features,)) if bias_grad else None
+    path = _strata.normalize_backward(rms, x, dy, weight, dx, dweight, dbias, eps, _stream_of(x))
+    return dx, dweight, dbias, path
+
+
+def layer_norm_backward(x: Any, dy: Any, weight: Any = None, eps: float = 1e-5, weight_grad: bool = True, bias_grad: bool = True,
+                        return_path: bool = False) -> Union[Tuple[Any, Any, Any], Tuple[Any, Any, Any, str]]:
+    """The backward of layer_norm: from its input x, the gradient dy of the loss with respect to
+    its output and its weight (None: 1), returns (dx, dweight, dbias) in x's framework and dtype;
+    dweight = sum over rows of dy * xhat and dbias = sum over rows of dy (float32 sums, the same
+    bits on every run on one device), None where weight_grad / bias_grad is False. The row
+    statistics are computed again from x. x and dy: arrays as layer_norm takes x, of one shape.
+    With return_path=True also the path taken ("vectorized" or "scalar", and ", two passes" for
+    rows too long to hold in registers)."""
+    dx, dw, db, path = _normalize_backward(False, x, dy, weight, eps, weight_grad, bias_grad)
+    return (dx, dw, db, path) if return_path else (dx, dw, db)
+
+
+def rms_norm_backward(x: Any, dy: Any, weight: Any = None, eps: float = 1e-6, weight_grad: bool = True,
+                      return_path: bool = False) -> Union[Tuple[Any, Any], Tuple[Any, Any, str]]:
+    """The backward of rms_norm: returns (dx, dweight) as layer_norm_backward returns (dx, dweight,
+    dbias)."""
+    dx, dw, _, path = _normalize_backward(True, x, dy, weight, eps, weight_grad, False)
+    return (dx, dw, path) if return_path else (dx, dw)
 
 
 def _dtype(dtype: Any) -> np.dtype:

@@ -73,6 +73,55 @@ def test_normalization_matches_a_float64_reference(rows, cols, dtype, tol, rms, 
     assert relative_error(y, reference(x, w, b, 1e-5, rms)) < tol
 
 
+def backward_reference(x, dy, w, eps, rms):
+    """dx, dweight, dbias of the normalization in float64 (the formulas are checked against finite
+    differences of the forward in the C++ tests)."""
+    x, dy = x.astype(np.float64), dy.astype(np.float64)
+    mean = 0.0 if rms else x.mean(axis=1, keepdims=True)
+    rstd = 1.0 / np.sqrt(((x - mean) ** 2).mean(axis=1, keepdims=True) + eps)
+    xhat = (x - mean) * rstd
+    g = dy * (w.astype(np.float64) if w is not None else 1.0)
+    c_g = 0.0 if rms else g.mean(axis=1, keepdims=True)
+    dx = rstd * (g - c_g - xhat * (g * xhat).mean(axis=1, keepdims=True))
+    return dx, (dy * xhat).sum(axis=0), dy.sum(axis=0)
+
+
+@pytest.mark.parametrize("rows,cols", [(37, 1), (33, 100), (9, 1000), (3, 4096), (2, 20000)])
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 1e-4), (np.float16, 2e-2)])
+@pytest.mark.parametrize("rms", [False, True])
+def test_backward_matches_a_float64_reference(rows, cols, dtype, tol, rms):
+    g = rng(rows * 104729 + cols)
+    x = (g.standard_normal((rows, cols)) * 2 + 0.5).astype(dtype)
+    dy = g.standard_normal((rows, cols)).astype(dtype)
+    w = (1 + 0.2 * g.standard_normal(cols)).astype(dtype)
+    if rms:
+        dx, dw, path = strata.rms_norm_backward(to_device(x), to_device(dy), to_device(w), eps=1e-5, return_path=True)
+        db = None
+    else:
+        dx, dw, db, path = strata.layer_norm_backward(to_device(x), to_device(dy), to_device(w), eps=1e-5, return_path=True)
+    assert path.split(",")[0] in ("vectorized", "scalar")
+    assert ("two passes" in path) == (cols > 16384)
+    ref_dx, ref_dw, ref_db = backward_reference(x, dy, w, 1e-5, rms)
+    # rows of one element: dx is a difference of terms that cancel; compare against their size
+    terms = np.abs(dy.astype(np.float64) * w).max() * (1.0 / np.sqrt(1e-5) if cols == 1 else 3.0)
+    assert np.abs(to_numpy(dx).astype(np.float64) - ref_dx).max() <= tol * max(terms, np.abs(ref_dx).max())
+    assert relative_error(to_numpy(dw), ref_dw) < tol
+    if db is not None:
+        assert relative_error(to_numpy(db), ref_db) < tol
+
+
+def test_backward_without_weight_gradients_and_refusals():
+    x = to_device(np.ones((4, 8), np.float32))
+    dx, dw, db = strata.layer_norm_backward(x, x, weight_grad=False, bias_grad=False)
+    assert dw is None and db is None and to_numpy(dx).shape == (4, 8)
+    with pytest.raises(ValueError, match="dy has shape"):
+        strata.layer_norm_backward(x, to_device(np.ones((4, 9), np.float32)))
+    with pytest.raises(TypeError, match="dy has dtype"):
+        strata.layer_norm_backward(x, to_device(np.ones((4, 8), np.float16)))
+    with pytest.raises(ValueError, match="weight"):
+        strata.rms_norm_backward(x, x, to_device(np.ones(7, np.float32)))
+
+
 def test_strided_rows_leave_the_rest_of_the_buffer_alone():
     g = rng(1)
     wide = g.standard_normal((50, 1013)).astype(np.float32)
