@@ -484,7 +484,8 @@ inline void allow_shared(const void* kernel, std::size_t bytes) {
 
 /// The partition for these rows on the current device: rows_held grids as many blocks as the
 /// device keeps resident (at most one a group of rows), two_pass ranges of rows so that the column
-/// pass fills the device about four times.
+/// pass fills the device about four times; in both, partial sums of dgamma and dbeta stay within
+/// about a sixteenth of the call's traffic.
 template <norm_kind Kind, class T>
 plan planned(index_t rows, index_t cols, bool vec, int stats) {
   plan p = shape_for<T>(cols, vec);
@@ -513,7 +514,10 @@ plan planned(index_t rows, index_t cols, bool vec, int stats) {
     const int L = vec ? lanes<T> : 1;
     p.tiles = (cols / L + pass_block - 1) / pass_block;
     const index_t want = std::max<index_t>(1, 4 * index_t(sms) * 8 / std::max<index_t>(p.tiles, 1));  // 8: blocks of 256 an SM
-    p.blocks = std::max<index_t>(1, std::min(rows, want));
+    // As for rows_held: the ranges' partial sums at most about a sixteenth of the call's traffic,
+    // but enough ranges that the column pass has a block for every SM.
+    const index_t by_traffic = std::max<index_t>((sms + p.tiles - 1) / p.tiles, 3 * rows * index_t(sizeof(T)) / (64 * std::max(stats, 1)));
+    p.blocks = std::max<index_t>(1, std::min({rows, want, stats > 0 ? by_traffic : want}));
   }
   return p;
 }
