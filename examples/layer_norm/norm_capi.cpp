@@ -63,6 +63,9 @@ int strata_norm(int kind, int dtype, const void* x, void* y, const void* gamma, 
 int strata_norm_backward(int kind, int dtype, const void* x, const void* dy, const void* gamma, void* dx, void* dgamma, void* dbeta,
                          long long rows, long long cols, long long x_pitch, long long dy_pitch, long long dx_pitch, float eps, void* stream,
                          char* err, int err_len) {
+  if (kind != 0 && kind != 1) return std::snprintf(err, std::size_t(err_len), "strata_norm_backward: unknown kind %d (0 layer, 1 RMS)", kind), -1;
+  if (kind == 1 && dbeta)
+    return std::snprintf(err, std::size_t(err_len), "strata_norm_backward: RMS norm has no beta; pass dbeta = NULL"), -1;
   try {
     switch (dtype) {
       case 0: return run_backward<float>(kind, x, dy, gamma, dx, dgamma, dbeta, rows, cols, x_pitch, dy_pitch, dx_pitch, eps, stream);

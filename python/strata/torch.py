@@ -11,7 +11,9 @@ strata::layer_norm, strata::layer_norm_backward, strata::rms_norm and strata::rm
 torch.compile traces through them (dynamic shapes too) without a graph break, and
 torch.autograd.gradcheck can check them. The backward recomputes the row statistics from the saved
 input (nothing else is saved) and returns weight and bias gradients as deterministic sums (the same
-bits on every run on one device).
+bits on every run on one device). The backward has no derivative of its own: double backward
+(create_graph=True through these operators) is not supported. RMSNorm's eps defaults to
+1e-6, where torch.nn.RMSNorm's default (None) takes the dtype's machine epsilon.
 
 Tensors: float32, bfloat16 or float16, on the GPU with the CUDA build of strata, in CPU memory with
 the host build. Rows are the last dimension; the leading dimensions are flattened as a view (a
@@ -20,7 +22,8 @@ pass x.contiguous()). The gradient reaching the backward is made contiguous firs
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple
+import math
+from typing import Optional, Tuple
 
 import torch
 
@@ -39,7 +42,7 @@ def _rows(t: torch.Tensor, name: str) -> torch.Tensor:
     if t.dim() == 0:
         raise ValueError(f"strata: {name} is a 0-d tensor; normalization takes rows (the last dimension)")
     try:
-        return t.view(-1, t.shape[-1]) if t.dim() != 2 else t
+        return t.view(math.prod(t.shape[:-1]), t.shape[-1]) if t.dim() != 2 else t
     except RuntimeError as e:
         raise ValueError(f"strata: {name} of shape {tuple(t.shape)} and strides {t.stride()} cannot be viewed as rows without "
                          f"a copy ({e}); pass {name}.contiguous()") from e

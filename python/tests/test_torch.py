@@ -108,6 +108,15 @@ def test_weight_gradients_keep_their_bits():
     assert torch.equal(first[1], second[1]) and torch.equal(first[2], second[2])
 
 
+def test_empty_tensors_normalize_to_empty_tensors():
+    for shape in [(2, 3, 0), (0, 8), (0, 4, 8)]:
+        x = torch.randn(shape, device=DEVICE, requires_grad=True)
+        y = st.layer_norm(x)
+        assert y.shape == x.shape
+        (g,) = torch.autograd.grad(y.sum(), [x], allow_unused=True)
+        assert g is None or g.shape == x.shape
+
+
 def test_refusals_name_the_problem():
     x = torch.randn(4, 8, device=DEVICE)
     with pytest.raises(ValueError, match="weight"):

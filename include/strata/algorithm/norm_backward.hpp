@@ -13,14 +13,14 @@
 //   dy * xhat and dy to per-thread accumulators in shared memory, laid out thread by thread so no
 //   two threads of a warp share a bank. x and dy are read once, dx written once: the traffic of a
 //   copy plus one read.
-// - two_pass (longer rows): a block per row computes the row's statistics in one pass over x and
-//   dy (sums shifted by the row's first element, so cancellation stays small), then a column-tiled
-//   pass reads x and dy again, writes dx and sums dgamma and dbeta over its range of rows. x and dy
-//   are read twice.
+// - two_pass (longer rows): a block per row computes the row's statistics in two passes over x
+//   and dy (the second mostly from L2), then a column-tiled pass reads x and dy again, writes dx
+//   and sums dgamma and dbeta over its range of rows. x and dy are read twice from memory.
 // dgamma and dbeta are deterministic: each block (rows_held) or range of rows (two_pass) writes
-// its partial sums to scratch, and one thread per column adds them in block order. The partition
-// depends on the device's SM count and the kernels' occupancy only, so a device gives the same
-// bits on every run. dx may be x or dy (the same rows: each row, or element, is read before it is
+// its partial sums to scratch, and a second kernel adds them per column in a fixed order (32
+// threads a column, each adding every 32nd partial sum, then the 32 in order). The partition
+// depends on the device (SM count, occupancy, shared memory) and on which sums are asked for, so
+// a device gives the same bits on every run of one call. dx may be x or dy (the same rows: each row, or element, is read before it is
 // written); other overlaps are refused. 16-byte accesses need x, dy, dx and gamma on 16-byte
 // boundaries, pitches of whole 16-byte units and rows of whole units; other rows move element by
 // element (the path returned says which).
@@ -136,6 +136,40 @@ plan shape_for(index_t cols, bool vec) {
   while (index_t(p.held) * p.group < index_t(unit) * units) p.held *= 2;
   p.block = p.group > group_block ? p.group : group_block / p.group * p.group;
   return p;
+}
+
+/// Shared memory of a rows_held block: 64 floats for the sums across warps, then `stats`
+/// accumulators of `held` floats a thread.
+inline std::size_t held_shared(const plan& p, int stats) { return sizeof(float) * (64 + std::size_t(stats) * p.held * p.block); }
+
+/// shape_for, where a rows_held block's accumulators fit in `block_shared` bytes (the device's
+/// opt-in limit a block: 227 KiB on the H200, 99 KiB on sm_86 / sm_89 / sm_120, 64 KiB on sm_75);
+/// two passes where they do not.
+template <class T>
+plan shape_within(index_t cols, bool vec, int stats, std::size_t block_shared) {
+  plan p = shape_for<T>(cols, vec);
+  if (p.shape == norm_backward_shape::rows_held && held_shared(p, stats) > block_shared) {
+    p = plan{};
+    p.shape = norm_backward_shape::two_pass, p.vec = vec, p.group = 0, p.block = pass_block;
+  }
+  return p;
+}
+
+/// The current device's shared memory a block may opt in to (the host backend: the H200's).
+inline std::size_t block_shared_limit() {
+#if defined(STRATA_BACKEND_CUDA)
+  static thread_local int cached_device = -1;
+  static thread_local std::size_t limit = 0;
+  const int dev = current_device();
+  if (dev != cached_device) {
+    int optin = 0;
+    cuda_check(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev), "cudaDeviceGetAttribute (normalization backward)");
+    limit = std::size_t(std::max(optin, 0)), cached_device = dev;
+  }
+  return limit;
+#else
+  return std::size_t(227) * 1024;
+#endif
 }
 
 template <class F>
@@ -342,51 +376,59 @@ __global__ void __launch_bounds__(Bound, Bound > group_block ? 1 : 3) held_kerne
   }
 }
 
-/// A row's statistics and sums in one pass (two_pass): sums of x - K, (x - K)^2, g and g * (x - K)
-/// with K the row's first element.
+/// Two values summed over the block in warp order (every thread ends with the same bits).
+__device__ inline void block_sum2(float& a, float& b, float (*red)[pass_block / 32]) {
+  for (int o = 16; o > 0; o >>= 1) a += __shfl_xor_sync(0xffffffffu, a, o), b += __shfl_xor_sync(0xffffffffu, b, o);
+  if (threadIdx.x % 32 == 0) red[0][threadIdx.x / 32] = a, red[1][threadIdx.x / 32] = b;
+  __syncthreads();
+  a = 0.0f, b = 0.0f;
+  for (int w = 0; w < int(blockDim.x) / 32; ++w) a += red[0][w], b += red[1][w];
+  __syncthreads();
+}
+
+/// A row's statistics and sums (two_pass), exact two-pass as the held rows compute them: sum x
+/// and sum g, then sum (x - mean)^2 and sum g * (x - mean) (RMS norm: the second pass alone, with
+/// mean 0). The block reads its row a second time, mostly from L2 (a block's row is the last
+/// thing it read).
 template <norm_kind Kind, class T, bool Vec>
 __global__ void __launch_bounds__(pass_block) stats_kernel(args<T> a) {
-  __shared__ float red[4][pass_block / 32];
+  __shared__ float red[2][pass_block / 32];
   constexpr int L = Vec ? lanes<T> : 1;
   const float n = float(a.cols);
   for (index_t r = blockIdx.x; r < a.rows; r += gridDim.x) {
     const T* xr = a.x + r * a.x_pitch;
     const T* dr = a.dy + r * a.dy_pitch;
-    const float K = Kind == norm_kind::layer ? to_float(xr[0]) : 0.0f;
-    float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    for (index_t c = index_t(threadIdx.x) * L; c < a.cols; c += index_t(blockDim.x) * L) {
-      float xf[L], df[L];
-      if constexpr (Vec) {
-        rows::unpack_floats<T>(vec::load<16>(xr + c), xf), rows::unpack_floats<T>(vec::load<16>(dr + c), df);
-      } else {
-        xf[0] = to_float(xr[c]), df[0] = to_float(dr[c]);
+    // f(x, g) for every element of the row this thread reads
+    auto over_row = [&](auto&& f) {
+      for (index_t c = index_t(threadIdx.x) * L; c < a.cols; c += index_t(blockDim.x) * L) {
+        float xf[L], df[L];
+        if constexpr (Vec) {
+          rows::unpack_floats<T>(vec::load<16>(xr + c), xf), rows::unpack_floats<T>(vec::load<16>(dr + c), df);
+        } else {
+          xf[0] = to_float(xr[c]), df[0] = to_float(dr[c]);
+        }
+        STRATA_UNROLL
+        for (int l = 0; l < L; ++l) f(xf[l], a.gamma ? norm::mul_rn(df[l], to_float(a.gamma[c + l])) : df[l]);
       }
-      STRATA_UNROLL
-      for (int l = 0; l < L; ++l) {
-        const float d = xf[l] - K, g = a.gamma ? df[l] * to_float(a.gamma[c + l]) : df[l];
-        s[0] += d, s[1] += d * d, s[2] += g, s[3] += g * d;
-      }
+    };
+    float mean = 0.0f, c_g = 0.0f;
+    if constexpr (Kind == norm_kind::layer) {
+      float sx = 0.0f, sg = 0.0f;
+      over_row([&](float x, float g) { sx += x, sg += g; });
+      block_sum2(sx, sg, red);
+      mean = sx / n, c_g = sg / n;
     }
-    STRATA_UNROLL
-    for (int j = 0; j < 4; ++j)
-      for (int o = 16; o > 0; o >>= 1) s[j] += __shfl_xor_sync(0xffffffffu, s[j], o);
-    if (threadIdx.x % 32 == 0)
-      for (int j = 0; j < 4; ++j) red[j][threadIdx.x / 32] = s[j];
-    __syncthreads();
+    float q = 0.0f, sgd = 0.0f;
+    over_row([&](float x, float g) {
+      const float d = x - mean;
+      q += d * d, sgd += g * d;
+    });
+    block_sum2(q, sgd, red);
     if (threadIdx.x == 0) {
-      float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-      for (int w = 0; w < int(blockDim.x) / 32; ++w)
-        for (int j = 0; j < 4; ++j) v[j] += red[j][w];
+      const float rstd = rsqrtf(q / n + a.eps);
       float* out = a.row_stats + r * 4;
-      if constexpr (Kind == norm_kind::layer) {
-        const float m1 = v[0] / n, var = fmaxf(v[1] / n - m1 * m1, 0.0f), mean = K + m1, rstd = rsqrtf(var + a.eps);
-        out[0] = mean, out[1] = rstd, out[2] = v[2] / n, out[3] = rstd * (v[3] - m1 * v[2]) / n;
-      } else {
-        const float rstd = rsqrtf(v[1] / n + a.eps);
-        out[0] = 0.0f, out[1] = rstd, out[2] = 0.0f, out[3] = rstd * v[3] / n;
-      }
+      out[0] = mean, out[1] = rstd, out[2] = c_g, out[3] = rstd * sgd / n;
     }
-    __syncthreads();
   }
 }
 
@@ -459,7 +501,6 @@ const void* held_kernel_of(int block) {
   else return reinterpret_cast<const void*>(&held_kernel<Kind, T, E, Vec, group_block>);
 }
 
-inline std::size_t held_shared(const plan& p, int stats) { return sizeof(float) * (64 + std::size_t(stats) * p.held * p.block); }
 
 /// Lets the rows_held kernel take the dynamic shared memory its accumulators need past 48 KiB
 /// (1024 threads x 16 elements x 2 sums = 128 KiB), once per device and kernel; throws where the
@@ -485,10 +526,10 @@ inline void allow_shared(const void* kernel, std::size_t bytes) {
 /// The partition for these rows on the current device: rows_held grids as many blocks as the
 /// device keeps resident (at most one a group of rows), two_pass ranges of rows so that the column
 /// pass fills the device about four times; in both, partial sums of dgamma and dbeta stay within
-/// about a sixteenth of the call's traffic.
+/// about a sixteenth of the call's traffic (written, then read once more).
 template <norm_kind Kind, class T>
 plan planned(index_t rows, index_t cols, bool vec, int stats) {
-  plan p = shape_for<T>(cols, vec);
+  plan p = shape_within<T>(cols, vec, stats, block_shared_limit());
 #if defined(STRATA_BACKEND_CUDA)
   const int sms = current_device_shape().sms;
 #else
@@ -506,7 +547,7 @@ plan planned(index_t rows, index_t cols, bool vec, int stats) {
 #else
     const int per_sm = 2;
 #endif
-    // Partial sums cost stats x cols floats a block, written and read once: at most about a
+    // Partial sums cost stats x cols floats a block, written and read once: each at most about a
     // sixteenth of the call's traffic (3 x rows x cols elements), but never fewer than a block an SM.
     const index_t by_traffic = std::max<index_t>(sms, 3 * rows * index_t(sizeof(T)) / (64 * std::max(stats, 1)));
     p.blocks = std::max<index_t>(1, std::min({needed, index_t(sms) * per_sm, stats > 0 ? by_traffic : needed}));
@@ -514,8 +555,8 @@ plan planned(index_t rows, index_t cols, bool vec, int stats) {
     const int L = vec ? lanes<T> : 1;
     p.tiles = (cols / L + pass_block - 1) / pass_block;
     const index_t want = std::max<index_t>(1, 4 * index_t(sms) * 8 / std::max<index_t>(p.tiles, 1));  // 8: blocks of 256 an SM
-    // As for rows_held: the ranges' partial sums at most about a sixteenth of the call's traffic,
-    // but enough ranges that the column pass has a block for every SM.
+    // As for rows_held: the ranges' partial sums at most about a sixteenth of the call's traffic
+    // (written, then read), but enough ranges that the column pass has a block for every SM.
     const index_t by_traffic = std::max<index_t>((sms + p.tiles - 1) / p.tiles, 3 * rows * index_t(sizeof(T)) / (64 * std::max(stats, 1)));
     p.blocks = std::max<index_t>(1, std::min({rows, want, stats > 0 ? by_traffic : want}));
   }
@@ -605,6 +646,18 @@ norm_backward_path run(const char* op, matrix_view<const T> x, matrix_view<const
                        matrix_view<T> dx, cuda::std::span<T> dgamma, cuda::std::span<T> dbeta, float eps, stream_t stream) {
   const std::string name(op);
   auto shape = [](const auto& v) { return std::to_string(v.rows) + " x " + std::to_string(v.cols); };
+  // The views are aggregates anyone can fill: what make_matrix_view checks is checked again.
+  auto check_view = [&](const auto& v, const char* role) {
+    if (v.rows < 0 || v.cols < 0 || v.pitch < v.cols)
+      throw size_error("strata: " + name + ": " + role + " is " + shape(v) + " with pitch " + std::to_string(v.pitch) +
+                       " (rows and cols must be >= 0, the pitch at least cols)");
+    if (v.rows > 0 && v.cols > 0) {
+      if (!v.data) throw size_error("strata: " + name + ": " + role + " is a null pointer with " + std::to_string(v.rows) + " rows");
+      const std::size_t elements = checked_add(checked_mul(std::size_t(v.rows - 1), std::size_t(v.pitch), role), std::size_t(v.cols), role);
+      (void)checked_extent(v.data, elements, sizeof(*v.data), role);
+    }
+  };
+  check_view(x, "x"), check_view(dy, "dy"), check_view(dx, "dx");
   if (dy.rows != x.rows || dy.cols != x.cols || dx.rows != x.rows || dx.cols != x.cols)
     throw size_error("strata: " + name + ": x is " + shape(x) + ", dy " + shape(dy) + ", dx " + shape(dx) + " (all must agree)");
   if (x.pitch < x.cols || dy.pitch < dy.cols || dx.pitch < dx.cols) throw size_error("strata: " + name + ": a pitch is shorter than a row");
@@ -651,6 +704,8 @@ norm_backward_path run(const char* op, matrix_view<const T> x, matrix_view<const
     throw size_error("strata: " + name + ": " + std::to_string(x.rows) + " rows need more than 2^31 - 1 blocks");
   if (p.shape == norm_backward_shape::two_pass && (p.tiles > index_t(0x7fffffff) || p.blocks > 65535))
     throw size_error("strata: " + name + ": rows of " + std::to_string(x.cols) + " elements need more than 2^31 - 1 blocks");
+  if (stats > 0 && (x.cols + 31) / 32 > index_t(0x7fffffff))
+    throw size_error("strata: " + name + ": " + std::to_string(x.cols) + " columns need more than 2^31 - 1 blocks to sum dgamma");
   // Scratch first: where it cannot be had, nothing has been written.
   const std::size_t partial_bytes = std::size_t(stats) * std::size_t(partials) * std::size_t(x.cols) * sizeof(float);
   const std::size_t stats_bytes = p.shape == norm_backward_shape::two_pass ? std::size_t(x.rows) * 4 * sizeof(float) : 0;
@@ -687,7 +742,6 @@ norm_backward_path run(const char* op, matrix_view<const T> x, matrix_view<const
   }
   if (stats > 0) {
     const index_t blocks = (x.cols + 31) / 32;
-    if (blocks > index_t(0x7fffffff)) throw size_error("strata: " + name + ": " + std::to_string(x.cols) + " columns need more than 2^31 - 1 blocks");
     finish_kernel<T><<<unsigned(blocks), dim3(32, finish_rows), 0, stream>>>(a.partial, partials, stats, x.cols, dg, db);
     check_launch("normalization backward (dgamma and dbeta)");
   }
