@@ -98,6 +98,42 @@ std::string normalize_as(bool rms, const norm_args& a, float eps, std::uintptr_t
   return p == strata::path::vectorized ? "vectorized" : "scalar";
 }
 
+/// An array as the normalization checks see it: its dtype and shape, or absent.
+struct norm_array {
+  const char* name;
+  bool present = false;
+  nb::dlpack::dtype dtype{};
+  std::size_t ndim = 0;
+  std::int64_t rows = 0, cols = 0;
+  std::string shape;
+};
+template <class A>
+norm_array described_array(const A* a, const char* name) {
+  if (!a) return {name};
+  return {name, true, a->dtype(), a->ndim(), a->ndim() > 0 ? std::int64_t(a->shape(0)) : 0, a->ndim() > 1 ? std::int64_t(a->shape(1)) : 0,
+          shape_of(*a)};
+}
+
+/// The checks every normalization entry point makes of its arrays: x's dtype is one strata
+/// normalizes (returned: 0 float32, 1 float16, 2 bfloat16), every other array present has x's
+/// dtype, x is 2-D, every array in `shaped` has x's shape, eps is finite and >= 0.
+int check_norm_arrays(const norm_array& x, std::initializer_list<norm_array> others, std::initializer_list<norm_array> shaped, double eps) {
+  const auto t = x.dtype;
+  using code = nb::dlpack::dtype_code;
+  const bool f32 = t == nb::dtype<float>(), f16 = t.code == uint8_t(code::Float) && t.bits == 16 && t.lanes == 1,
+             bf16 = t.code == uint8_t(code::Bfloat) && t.bits == 16 && t.lanes == 1;
+  if (!f32 && !f16 && !bf16) type_error("strata: x has dtype " + dtype_name(t) + "; strata normalizes float32, float16 or bfloat16");
+  for (const norm_array& o : others)
+    if (o.present && o.dtype != t)
+      type_error(std::string("strata: ") + o.name + " has dtype " + dtype_name(o.dtype) + " and x " + dtype_name(t) + "; they must match");
+  if (x.ndim != 2) value_error("strata: x has shape " + x.shape + " (" + std::to_string(x.ndim) + " dimensions); normalization takes 2-D rows");
+  for (const norm_array& o : shaped)
+    if (o.ndim != 2 || o.rows != x.rows || o.cols != x.cols)
+      value_error(std::string("strata: ") + o.name + " has shape " + o.shape + " and x " + x.shape + "; they must match");
+  if (!std::isfinite(eps) || eps < 0) value_error("strata: eps is " + std::to_string(eps) + "; it must be a finite number >= 0");
+  return f32 ? 0 : f16 ? 1 : 2;
+}
+
 std::string normalize(bool rms, nb::handle x_obj, nb::handle out_obj, nb::handle weight_obj, nb::handle bias_obj, double eps,
                       std::uintptr_t stream) {
   norm_args a{array_of<input>(x_obj, "x"), array_of<output>(out_obj, "out"), {}, {}};
@@ -110,24 +146,12 @@ std::string normalize(bool rms, nb::handle x_obj, nb::handle out_obj, nb::handle
   check_memory(a.out, "out");
   if (a.weight) check_memory(*a.weight, "weight");
   if (a.bias) check_memory(*a.bias, "bias");
-  const auto t = a.x.dtype();
-  using code = nb::dlpack::dtype_code;
-  const bool f32 = t == nb::dtype<float>(), f16 = t.code == uint8_t(code::Float) && t.bits == 16 && t.lanes == 1,
-             bf16 = t.code == uint8_t(code::Bfloat) && t.bits == 16 && t.lanes == 1;
-  if (!f32 && !f16 && !bf16) type_error("strata: x has dtype " + dtype_name(t) + "; strata normalizes float32, float16 or bfloat16");
-  auto same = [&](const nb::dlpack::dtype& o, const char* name) {
-    if (o != t) type_error(std::string("strata: ") + name + " has dtype " + dtype_name(o) + " and x " + dtype_name(t) + "; they must match");
-  };
-  same(a.out.dtype(), "out");
-  if (a.weight) same(a.weight->dtype(), "weight");
-  if (a.bias) same(a.bias->dtype(), "bias");
-  if (a.x.ndim() != 2)
-    value_error("strata: x has shape " + shape_of(a.x) + " (" + std::to_string(a.x.ndim()) + " dimensions); normalization takes 2-D rows");
-  if (a.out.ndim() != 2 || a.out.shape(0) != a.x.shape(0) || a.out.shape(1) != a.x.shape(1))
-    value_error("strata: out has shape " + shape_of(a.out) + " and x " + shape_of(a.x) + "; they must match");
-  if (!std::isfinite(eps) || eps < 0) value_error("strata: eps is " + std::to_string(eps) + "; it must be a finite number >= 0");
-  if (f32) return normalize_as<float>(rms, a, float(eps), stream);
-  if (f16) return normalize_as<strata::half>(rms, a, float(eps), stream);
+  const norm_array out = described_array(&a.out, "out");
+  const int dtype = check_norm_arrays(described_array(&a.x, "x"),
+                                      {out, described_array(a.weight ? &*a.weight : nullptr, "weight"), described_array(a.bias ? &*a.bias : nullptr, "bias")},
+                                      {out}, eps);
+  if (dtype == 0) return normalize_as<float>(rms, a, float(eps), stream);
+  if (dtype == 1) return normalize_as<strata::half>(rms, a, float(eps), stream);
   return normalize_as<strata::bfloat16>(rms, a, float(eps), stream);
 }
 
@@ -187,28 +211,13 @@ std::string normalize_backward(bool rms, nb::handle x_obj, nb::handle dy_obj, nb
   if (a.weight) check_memory(*a.weight, "weight");
   if (a.dweight) check_memory(*a.dweight, "dweight");
   if (a.dbias) check_memory(*a.dbias, "dbias");
-  const auto t = a.x.dtype();
-  using code = nb::dlpack::dtype_code;
-  const bool f32 = t == nb::dtype<float>(), f16 = t.code == uint8_t(code::Float) && t.bits == 16 && t.lanes == 1,
-             bf16 = t.code == uint8_t(code::Bfloat) && t.bits == 16 && t.lanes == 1;
-  if (!f32 && !f16 && !bf16) type_error("strata: x has dtype " + dtype_name(t) + "; strata normalizes float32, float16 or bfloat16");
-  auto same = [&](const nb::dlpack::dtype& o, const char* name) {
-    if (o != t) type_error(std::string("strata: ") + name + " has dtype " + dtype_name(o) + " and x " + dtype_name(t) + "; they must match");
-  };
-  same(a.dy.dtype(), "dy");
-  same(a.dx.dtype(), "dx");
-  if (a.weight) same(a.weight->dtype(), "weight");
-  if (a.dweight) same(a.dweight->dtype(), "dweight");
-  if (a.dbias) same(a.dbias->dtype(), "dbias");
-  if (a.x.ndim() != 2)
-    value_error("strata: x has shape " + shape_of(a.x) + " (" + std::to_string(a.x.ndim()) + " dimensions); normalization takes 2-D rows");
-  if (a.dy.ndim() != 2 || a.dy.shape(0) != a.x.shape(0) || a.dy.shape(1) != a.x.shape(1))
-    value_error("strata: dy has shape " + shape_of(a.dy) + " and x " + shape_of(a.x) + "; they must match");
-  if (a.dx.ndim() != 2 || a.dx.shape(0) != a.x.shape(0) || a.dx.shape(1) != a.x.shape(1))
-    value_error("strata: dx has shape " + shape_of(a.dx) + " and x " + shape_of(a.x) + "; they must match");
-  if (!std::isfinite(eps) || eps < 0) value_error("strata: eps is " + std::to_string(eps) + "; it must be a finite number >= 0");
-  if (f32) return normalize_backward_as<float>(rms, a, float(eps), stream);
-  if (f16) return normalize_backward_as<strata::half>(rms, a, float(eps), stream);
+  const norm_array dy = described_array(&a.dy, "dy"), dx = described_array(&a.dx, "dx");
+  const int dtype = check_norm_arrays(described_array(&a.x, "x"),
+                                      {dy, dx, described_array(a.weight ? &*a.weight : nullptr, "weight"),
+                                       described_array(a.dweight ? &*a.dweight : nullptr, "dweight"), described_array(a.dbias ? &*a.dbias : nullptr, "dbias")},
+                                      {dy, dx}, eps);
+  if (dtype == 0) return normalize_backward_as<float>(rms, a, float(eps), stream);
+  if (dtype == 1) return normalize_backward_as<strata::half>(rms, a, float(eps), stream);
   return normalize_backward_as<strata::bfloat16>(rms, a, float(eps), stream);
 }
 
