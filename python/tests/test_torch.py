@@ -52,9 +52,18 @@ def test_forward_and_backward_match_float64_autograd(dtype, kind, shape):
     y_ref, grads_ref = ref_grads(kind, x, w, b, dy, 1e-5)
     assert y.shape == x.shape and y.dtype == dtype
     assert rel(y, y_ref) < TOL[dtype]
-    for got, want in zip(grads, grads_ref):
+    for i, (got, want) in enumerate(zip(grads, grads_ref)):
         assert got.shape == want.shape and got.dtype == dtype
-        assert rel(got, want) < TOL[dtype] * (10 if f <= 2 else 1)  # rows of 1-2: terms that cancel
+        if i == 0 and f <= 2:
+            # rows of 1-2 elements: dx is a difference of terms that cancel (RMS norm of one
+            # element: rstd * g * (1 - x^2 / (x^2 + eps))); its error scales with the terms
+            x64 = x.detach().double()
+            mean = x64.mean(-1, keepdim=True) if kind == "layer" else 0
+            rstd = ((x64 - mean).pow(2).mean(-1, keepdim=True) + 1e-5).rsqrt()
+            terms = (3 * rstd * (dy.double() * w.detach().double()).abs()).max().item()
+            assert (got.double() - want).abs().max().item() <= TOL[dtype] * terms
+        else:
+            assert rel(got, want) < TOL[dtype]
 
 
 @pytest.mark.parametrize("kind", ["layer", "rms"])
