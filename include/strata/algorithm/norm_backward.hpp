@@ -9,21 +9,22 @@
 // - rows_held (rows up to max_held * max_group = 16384 elements): a group of up to 1024 threads
 //   holds a row of x and dy in registers (up to 16 elements a thread), reduces the row's
 //   statistics and its sums in two reductions of two values (RMS norm: one) with warp shuffles
-//   (and barriers across a group's warps), reading gamma a 16-byte unit at a time, writes dx, and adds
-//   dy * xhat and dy to per-thread accumulators in shared memory, laid out thread by thread so no
-//   two threads of a warp share a bank. x and dy are read once, dx written once: the traffic of a
-//   copy plus one read.
-// - two_pass (longer rows): a block per row computes the row's statistics in two passes over x
-//   and dy (the second mostly from L2), then a column-tiled pass reads x and dy again, writes dx
-//   and sums dgamma and dbeta over its range of rows. x and dy are read twice from memory.
+//   (and barriers across a group's warps), reading gamma a 16-byte unit at a time, writes dx, and
+//   adds dy * xhat and dy to per-thread accumulators in shared memory, laid out thread by thread
+//   so no two threads of a warp share a bank. x and dy are read once, dx written once: the
+//   traffic of a copy plus one read.
+// - two_pass (longer rows, and rows whose accumulators exceed the device's shared memory a
+//   block): a block per row computes the row's statistics in two exact passes over x and dy (the
+//   second from L2 where the rows in flight fit there), then a column-tiled pass reads x and dy
+//   again, writes dx and sums dgamma and dbeta over its range of rows.
 // dgamma and dbeta are deterministic: each block (rows_held) or range of rows (two_pass) writes
 // its partial sums to scratch, and a second kernel adds them per column in a fixed order (32
 // threads a column, each adding every 32nd partial sum, then the 32 in order). The partition
 // depends on the device (SM count, occupancy, shared memory) and on which sums are asked for, so
-// a device gives the same bits on every run of one call. dx may be x or dy (the same rows: each row, or element, is read before it is
-// written); other overlaps are refused. 16-byte accesses need x, dy, dx and gamma on 16-byte
-// boundaries, pitches of whole 16-byte units and rows of whole units; other rows move element by
-// element (the path returned says which).
+// a device gives the same bits on every run of one call. dx may be x or dy (the same rows: each
+// row, or element, is read before it is written); other overlaps are refused. 16-byte accesses
+// need x, dy, dx and gamma on 16-byte boundaries, pitches of whole 16-byte units and rows of whole
+// units; other rows move element by element (the path returned says which).
 #pragma once
 
 #include <strata/algorithm/norm_row.hpp>  // norm_kind
