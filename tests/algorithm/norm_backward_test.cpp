@@ -296,7 +296,9 @@ TEST(NormBackwardPlan, RowsHeldOnlyWhereTheirAccumulatorsFit) {
     for (int stats : {0, 1, 2})
       for (std::size_t limit : {64 * kib, 99 * kib, 227 * kib}) {
         const nb::plan p = nb::shape_within<strata::bfloat16>(cols, cols % 8 == 0, stats, limit);
-        if (p.shape == norm_backward_shape::rows_held) EXPECT_LE(nb::held_shared(p, stats), limit) << cols;
+        if (p.shape == norm_backward_shape::rows_held) {
+          EXPECT_LE(nb::held_shared(p, stats), limit) << cols;
+        }
       }
 }
 
