@@ -134,18 +134,22 @@ int check_norm_arrays(const norm_array& x, std::initializer_list<norm_array> oth
   return f32 ? 0 : f16 ? 1 : 2;
 }
 
+/// An optional array argument (None: absent), converted and checked for its memory as a required one is.
+template <class A>
+std::optional<A> optional_array(nb::handle obj, const char* name) {
+  if (obj.is_none()) return std::nullopt;
+  A a = array_of<A>(obj, name);
+  check_memory(a, name);
+  return a;
+}
+
 std::string normalize(bool rms, nb::handle x_obj, nb::handle out_obj, nb::handle weight_obj, nb::handle bias_obj, double eps,
                       std::uintptr_t stream) {
-  norm_args a{array_of<input>(x_obj, "x"), array_of<output>(out_obj, "out"), {}, {}};
-  if (!weight_obj.is_none()) a.weight = array_of<input>(weight_obj, "weight");
-  if (!bias_obj.is_none()) {
-    if (rms) type_error("strata: rms_norm takes no bias");
-    a.bias = array_of<input>(bias_obj, "bias");
-  }
+  if (rms && !bias_obj.is_none()) type_error("strata: rms_norm takes no bias");
+  norm_args a{array_of<input>(x_obj, "x"), array_of<output>(out_obj, "out"), optional_array<input>(weight_obj, "weight"),
+              optional_array<input>(bias_obj, "bias")};
   check_memory(a.x, "x");
   check_memory(a.out, "out");
-  if (a.weight) check_memory(*a.weight, "weight");
-  if (a.bias) check_memory(*a.bias, "bias");
   const norm_array out = described_array(&a.out, "out");
   const int dtype = check_norm_arrays(described_array(&a.x, "x"),
                                       {out, described_array(a.weight ? &*a.weight : nullptr, "weight"), described_array(a.bias ? &*a.bias : nullptr, "bias")},
@@ -198,19 +202,13 @@ std::string normalize_backward_as(bool rms, const norm_backward_args& a, float e
 
 std::string normalize_backward(bool rms, nb::handle x_obj, nb::handle dy_obj, nb::handle weight_obj, nb::handle dx_obj, nb::handle dweight_obj,
                                nb::handle dbias_obj, double eps, std::uintptr_t stream) {
-  norm_backward_args a{array_of<input>(x_obj, "x"), array_of<input>(dy_obj, "dy"), array_of<output>(dx_obj, "dx"), {}, {}, {}};
-  if (!weight_obj.is_none()) a.weight = array_of<input>(weight_obj, "weight");
-  if (!dweight_obj.is_none()) a.dweight = array_of<output>(dweight_obj, "dweight");
-  if (!dbias_obj.is_none()) {
-    if (rms) type_error("strata: rms_norm has no bias to take a gradient of");
-    a.dbias = array_of<output>(dbias_obj, "dbias");
-  }
+  if (rms && !dbias_obj.is_none()) type_error("strata: rms_norm has no bias to take a gradient of");
+  norm_backward_args a{array_of<input>(x_obj, "x"), array_of<input>(dy_obj, "dy"), array_of<output>(dx_obj, "dx"),
+                       optional_array<input>(weight_obj, "weight"), optional_array<output>(dweight_obj, "dweight"),
+                       optional_array<output>(dbias_obj, "dbias")};
   check_memory(a.x, "x");
   check_memory(a.dy, "dy");
   check_memory(a.dx, "dx");
-  if (a.weight) check_memory(*a.weight, "weight");
-  if (a.dweight) check_memory(*a.dweight, "dweight");
-  if (a.dbias) check_memory(*a.dbias, "dbias");
   const norm_array dy = described_array(&a.dy, "dy"), dx = described_array(&a.dx, "dx");
   const int dtype = check_norm_arrays(described_array(&a.x, "x"),
                                       {dy, dx, described_array(a.weight ? &*a.weight : nullptr, "weight"),
