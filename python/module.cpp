@@ -12,6 +12,7 @@
 #endif
 
 #include <strata/algorithm/norm_backward.hpp>
+#include <strata/algorithm/norm_fused.hpp>
 #include <strata/algorithm/normalize.hpp>
 #include <strata/container/matrix.hpp>
 #include <strata/convert/runtime.hpp>
@@ -219,6 +220,170 @@ std::string normalize_backward(bool rms, nb::handle x_obj, nb::handle dy_obj, nb
   return normalize_backward_as<strata::bfloat16>(rms, a, float(eps), stream);
 }
 
+// ---- fused and per-head normalization -----------------------------------------------------------
+
+/// The dtype code check_norm_arrays returns (0 float32, 1 float16, 2 bfloat16), or -1.
+int dtype_code(nb::dlpack::dtype t) {
+  using code = nb::dlpack::dtype_code;
+  if (t == nb::dtype<float>()) return 0;
+  if (t.code == uint8_t(code::Float) && t.bits == 16 && t.lanes == 1) return 1;
+  if (t.code == uint8_t(code::Bfloat) && t.bits == 16 && t.lanes == 1) return 2;
+  return -1;
+}
+
+/// out's dtype: x's, or float16 / bfloat16 for float32 rows (returned as dtype_code gives it).
+int check_out_dtype(int x_dtype, nb::dlpack::dtype out, nb::dlpack::dtype x) {
+  const int o = dtype_code(out);
+  if (o != x_dtype && !(x_dtype == 0 && o > 0))
+    type_error("strata: out has dtype " + dtype_name(out) + " and x " + dtype_name(x) + "; out takes x's dtype, or float16 / bfloat16 for float32 x");
+  return o;
+}
+
+/// Calls f<T, O>() for x's dtype and out's.
+template <class F>
+std::string dispatch_types(int x_dtype, int out_dtype, F&& f) {
+  if (x_dtype == 1) return f.template operator()<strata::half, strata::half>();
+  if (x_dtype == 2) return f.template operator()<strata::bfloat16, strata::bfloat16>();
+  if (out_dtype == 1) return f.template operator()<float, strata::half>();
+  if (out_dtype == 2) return f.template operator()<float, strata::bfloat16>();
+  return f.template operator()<float, float>();
+}
+
+std::string fused_path(const strata::norm_fused_path& p) {
+  std::string s = p.access == strata::path::vectorized ? "vectorized" : "scalar";
+  if (p.shape == strata::norm_fused_shape::two_pass) s += ", two passes";
+  if (p.shape == strata::norm_fused_shape::matrix_rows) s += ", rows of one pitch";
+  return s;
+}
+
+/// normalize with a residual added first: sum = x + residual (stored into `sum` unless it is
+/// None; `sum` may be the residual itself or x itself), out = norm(sum); out may be x or the
+/// residual itself.
+std::string normalize_add(bool rms, nb::handle x_obj, nb::handle residual_obj, nb::handle sum_obj, nb::handle out_obj, nb::handle weight_obj,
+                          nb::handle bias_obj, double eps, std::uintptr_t stream) {
+  if (rms && !bias_obj.is_none()) type_error("strata: rms_norm takes no bias");
+  const bool sum_is_residual = sum_obj.is(residual_obj), sum_is_x = sum_obj.is(x_obj), keep = !sum_obj.is_none();
+  const bool out_is_x = out_obj.is(x_obj), out_is_residual = out_obj.is(residual_obj);
+  if (keep && (sum_obj.is(out_obj))) value_error("strata: sum and out are the same array");
+  // Arrays written over are taken as writable (output); the others read only.
+  const bool x_written = sum_is_x || out_is_x, r_written = sum_is_residual || out_is_residual;
+  auto in_or_out = [&](nb::handle h, bool written, const char* name) -> std::pair<std::optional<input>, std::optional<output>> {
+    if (written) {
+      output o = array_of<output>(h, name);
+      check_memory(o, name);
+      return {std::nullopt, std::move(o)};
+    }
+    input i = array_of<input>(h, name);
+    check_memory(i, name);
+    return {std::move(i), std::nullopt};
+  };
+  auto xp = in_or_out(x_obj, x_written, "x");
+  auto rp = in_or_out(residual_obj, r_written, "residual");
+  const std::optional<input>&xi = xp.first, &ri = rp.first;
+  const std::optional<output>&xo = xp.second, &ro = rp.second;
+  std::optional<output> so = keep && !sum_is_x && !sum_is_residual ? optional_array<output>(sum_obj, "sum") : std::nullopt;
+  std::optional<output> oo;
+  if (!out_is_x && !out_is_residual) {
+    oo = array_of<output>(out_obj, "out");
+    check_memory(*oo, "out");
+  }
+  const std::optional<input> weight = optional_array<input>(weight_obj, "weight"), bias = optional_array<input>(bias_obj, "bias");
+  const norm_array x = xi ? described_array(&*xi, "x") : described_array(&*xo, "x");
+  const norm_array r = ri ? described_array(&*ri, "residual") : described_array(&*ro, "residual");
+  const norm_array sum = so ? described_array(&*so, "sum") : norm_array{"sum"};
+  const norm_array out = oo ? described_array(&*oo, "out") : out_is_x ? x : r;
+  const int t = check_norm_arrays(x, {r, sum, described_array(weight ? &*weight : nullptr, "weight"), described_array(bias ? &*bias : nullptr, "bias")},
+                                  {r}, eps);
+  if (so && (sum.ndim != 2 || sum.rows != x.rows || sum.cols != x.cols))
+    value_error("strata: sum has shape " + sum.shape + " and x " + x.shape + "; they must match");
+  if (out.ndim != 2 || out.rows != x.rows || out.cols != x.cols) value_error("strata: out has shape " + out.shape + " and x " + x.shape + "; they must match");
+  const int o = check_out_dtype(t, out.dtype, x.dtype);
+  if (o != t && (out_is_x || out_is_residual)) type_error("strata: out is written over x or the residual, so it takes their dtype");
+  return dispatch_types(t, o, [&]<class T, class O>() -> std::string {
+    std::vector<extent> operands;
+    const auto xv = xi ? rows_of<const T>(*xi, "x", operands, false) : rows_of<T>(*xo, "x", operands, true);
+    const auto rv = ri ? rows_of<const T>(*ri, "residual", operands, false) : rows_of<T>(*ro, "residual", operands, true);
+    const strata::matrix_view<T> sv = so ? rows_of<T>(*so, "sum", operands, true)
+                                         : sum_is_x ? strata::matrix_view<T>{const_cast<T*>(xv.data), xv.rows, xv.cols, xv.pitch, false, xv.where}
+                                         : sum_is_residual ? strata::matrix_view<T>{const_cast<T*>(rv.data), rv.rows, rv.cols, rv.pitch, false, rv.where}
+                                                           : strata::matrix_view<T>{};
+    strata::matrix_view<O> yv;
+    if (oo) yv = rows_of<O>(*oo, "out", operands, true);
+    else if constexpr (std::is_same_v<T, O>) {
+      const auto& src = out_is_x ? xv : rv;
+      yv = {const_cast<T*>(src.data), src.rows, src.cols, src.pitch, false, src.where};
+    }
+    const auto g = vector_of<T>(weight ? &*weight : nullptr, "weight", xv.cols, operands);
+    const auto b = vector_of<T>(bias ? &*bias : nullptr, "bias", xv.cols, operands);
+    check_disjoint(operands);
+    const auto s = reinterpret_cast<strata::stream_t>(stream);
+    nb::gil_scoped_release release;
+    const strata::matrix_view<const T> xc = xv, rc = rv;
+    return fused_path(rms ? strata::add_rms_norm<T, O>(xc, rc, sv, yv, g, float(eps), s)
+                          : strata::add_layer_norm<T, O>(xc, rc, sv, yv, g, b, float(eps), s));
+  });
+}
+
+/// A 3-D array [tokens, heads, head_dim] whose rows (the last dimension) are contiguous, as a
+/// heads_view (any token and head strides whose rows lie apart).
+template <class T, class A>
+strata::heads_view<T> heads_of(const A& a, const std::string& name, std::vector<extent>& operands, bool written) {
+  if (a.ndim() != 3) value_error("strata: " + name + " has shape " + shape_of(a) + "; per-head normalization takes [tokens, heads, head_dim]");
+  const auto tokens = strata::index_t(a.shape(0)), heads = strata::index_t(a.shape(1)), dim = strata::index_t(a.shape(2));
+  if (tokens == 0 || heads == 0 || dim == 0) return strata::make_heads_view<T>(nullptr, tokens, heads, dim, heads * dim, dim);
+  T* p = static_cast<T*>(data_of(a));
+  if (!aligned(p, sizeof(T)))
+    value_error("strata: " + name + " at " + address(p) + " is not aligned to its " + std::to_string(sizeof(T)) + "-byte elements");
+  if (dim > 1 && a.stride(2) != 1)
+    value_error("strata: " + name + "'s elements within a row are " + std::to_string(a.stride(2) * std::int64_t(sizeof(T))) +
+                " bytes apart; rows (the last dimension) must be contiguous (pass a contiguous copy)");
+  const std::int64_t tp = tokens > 1 ? a.stride(0) : heads * dim, hp = heads > 1 ? a.stride(1) : dim;
+  if (tp < 0 || hp < 0) value_error("strata: " + name + " has a negative stride; pass a contiguous copy");
+  if (!strata::detail::norm_fused::rows_apart(tokens, heads, dim, tp, hp))
+    value_error("strata: " + name + " of shape " + shape_of(a) + " has rows that overlap (strides " + std::to_string(tp) + ", " + std::to_string(hp) +
+                " elements); pass a contiguous copy");
+  const std::size_t span = strata::detail::norm_fused::heads_span(tokens, heads, dim, tp, hp, name.c_str());
+  operands.push_back({p, checked_mul(span, sizeof(T), name), name, written});
+  return strata::make_heads_view<T>(p, tokens, heads, dim, tp, hp);
+}
+
+/// normalize over the last dimension of a 3-D [tokens, heads, head_dim] array of any token and
+/// head strides, into out (x's shape; x's dtype or, for float32 x, float16 / bfloat16); one
+/// weight and bias of head_dim elements. out may be x itself.
+std::string normalize_heads(bool rms, nb::handle x_obj, nb::handle out_obj, nb::handle weight_obj, nb::handle bias_obj, double eps,
+                            std::uintptr_t stream) {
+  if (rms && !bias_obj.is_none()) type_error("strata: rms_norm takes no bias");
+  const bool in_place = out_obj.is(x_obj);
+  std::optional<input> xi;
+  std::optional<output> xo, oo;
+  if (in_place) xo = array_of<output>(x_obj, "x"), check_memory(*xo, "x");
+  else xi = array_of<input>(x_obj, "x"), check_memory(*xi, "x"), oo = array_of<output>(out_obj, "out"), check_memory(*oo, "out");
+  const std::optional<input> weight = optional_array<input>(weight_obj, "weight"), bias = optional_array<input>(bias_obj, "bias");
+  const norm_array x = xi ? described_array(&*xi, "x") : described_array(&*xo, "x");
+  const norm_array out = oo ? described_array(&*oo, "out") : x;
+  const int t = dtype_code(x.dtype);
+  if (t < 0) type_error("strata: x has dtype " + dtype_name(x.dtype) + "; strata normalizes float32, float16 or bfloat16");
+  for (const norm_array& o : {described_array(weight ? &*weight : nullptr, "weight"), described_array(bias ? &*bias : nullptr, "bias")})
+    if (o.present && o.dtype != x.dtype)
+      type_error(std::string("strata: ") + o.name + " has dtype " + dtype_name(o.dtype) + " and x " + dtype_name(x.dtype) + "; they must match");
+  if (out.shape != x.shape) value_error("strata: out has shape " + out.shape + " and x " + x.shape + "; they must match");
+  if (!std::isfinite(eps) || eps < 0) value_error("strata: eps is " + std::to_string(eps) + "; it must be a finite number >= 0");
+  const int o = check_out_dtype(t, out.dtype, x.dtype);
+  return dispatch_types(t, o, [&]<class T, class O>() -> std::string {
+    std::vector<extent> operands;
+    strata::heads_view<const T> xv;
+    strata::heads_view<O> yv;
+    if (xi) xv = heads_of<const T>(*xi, "x", operands, false), yv = heads_of<O>(*oo, "out", operands, true);
+    else if constexpr (std::is_same_v<T, O>) yv = heads_of<T>(*xo, "x", operands, true), xv = yv;
+    const auto g = vector_of<T>(weight ? &*weight : nullptr, "weight", xv.dim, operands);
+    const auto b = vector_of<T>(bias ? &*bias : nullptr, "bias", xv.dim, operands);
+    check_disjoint(operands);
+    const auto s = reinterpret_cast<strata::stream_t>(stream);
+    nb::gil_scoped_release release;
+    return fused_path(rms ? strata::rms_norm<T, O>(xv, yv, g, float(eps), s) : strata::layer_norm<T, O>(xv, yv, g, b, float(eps), s));
+  });
+}
+
 // ---- conversion ---------------------------------------------------------------------------------
 
 using field_list = std::vector<std::tuple<std::string, std::size_t, std::size_t>>;  // (name, offset, size) per leaf
@@ -378,6 +543,16 @@ NB_MODULE(_strata, m) {
         "The backward of normalize: from x, the output's gradient dy and weight (or None), writes dx and, where given, dweight and "
         "dbias (1-D, one element per column; deterministic). Arrays as normalize takes them; outputs must not overlap the inputs "
         "or each other. Returns the path taken ('vectorized' or 'scalar', ', two passes' for rows too long to hold).");
+  m.def("normalize_add", &normalize_add, nb::arg("rms"), nb::arg("x"), nb::arg("residual"), nb::arg("sum").none(), nb::arg("out"),
+        nb::arg("weight").none(), nb::arg("bias").none(), nb::arg("eps"), nb::arg("stream") = 0,
+        "normalize with a residual added first: sum = x + residual (rounded to x's dtype), written to `sum` unless it is None "
+        "(`sum` may be the residual itself: updated in place, or x itself), out = norm(sum). out may be x or the residual itself, "
+        "or a separate array of x's dtype or, for float32 x, float16 / bfloat16. Returns the path taken.");
+  m.def("normalize_heads", &normalize_heads, nb::arg("rms"), nb::arg("x"), nb::arg("out"), nb::arg("weight").none(), nb::arg("bias").none(),
+        nb::arg("eps"), nb::arg("stream") = 0,
+        "normalize over head_dim of a 3-D [tokens, heads, head_dim] array of any token and head strides (rows contiguous and "
+        "apart), into out (x's shape; x's dtype or, for float32 x, float16 / bfloat16; out may be x itself). One weight and "
+        "bias of head_dim elements. Returns the path taken (', rows of one pitch' where heads lie back to back).");
   m.def("aos_to_soa", &aos_to_soa, nb::arg("records"), nb::arg("n"), nb::arg("stride"), nb::arg("fields"), nb::arg("columns"),
         nb::arg("stream") = 0,
         "Scatters n records of `stride` bytes (records: a dense array of exactly n * stride bytes) into one column per field. "

@@ -34,6 +34,7 @@
 #include <strata/algorithm/rows.hpp>
 #include <strata/algorithm/normalize.hpp>
 #include <strata/algorithm/norm_backward.hpp>
+#include <strata/algorithm/norm_fused.hpp>
 #include <strata/algorithm/compact.hpp>
 #include <strata/algorithm/sort.hpp>
 #include <strata/interop/mdspan.hpp>

@@ -22,7 +22,7 @@ from . import _strata
 
 backend: str = _strata.backend
 
-__all__ = ["__version__", "backend", "layer_norm", "rms_norm", "layer_norm_backward", "rms_norm_backward", "to_soa", "to_aos", "leaves", "to_arrow", "ArrowBatch"]
+__all__ = ["__version__", "backend", "layer_norm", "rms_norm", "add_layer_norm", "add_rms_norm", "layer_norm_backward", "rms_norm_backward", "to_soa", "to_aos", "leaves", "to_arrow", "ArrowBatch"]
 
 DISTRIBUTION = "strata-soa"  # the name on PyPI; the import name is strata
 
@@ -76,38 +76,92 @@ def _eps(eps: Any) -> float:
     return float(eps)
 
 
-def _normalize(rms: bool, x: Any, weight: Any, bias: Any, eps: Any) -> Tuple[Any, str]:
+def _new_like(x: Any, dtype: Any = None) -> Any:
+    if _is_torch(x):
+        return x.new_empty(x.shape) if dtype is None else x.new_empty(x.shape, dtype=dtype)
+    return np.empty(x.shape, dtype=x.dtype if dtype is None else dtype)
+
+
+def _normalize(rms: bool, x: Any, weight: Any, bias: Any, eps: Any, out_dtype: Any = None) -> Tuple[Any, str]:
     x = _array(x, "x")
     weight = None if weight is None else _array(weight, "weight")
     bias = None if bias is None else _array(bias, "bias")
     eps = _eps(eps)
-    out = x.new_empty(x.shape) if _is_torch(x) else np.empty(x.shape, dtype=x.dtype)
-    path = _strata.normalize(rms, x, out, weight, bias, eps, _stream_of(x))
+    out = _new_like(x, out_dtype)
+    if len(x.shape) == 3:
+        path = _strata.normalize_heads(rms, x, out, weight, bias, eps, _stream_of(x))
+    elif out_dtype is not None and out.dtype != x.dtype and len(x.shape) == 2:
+        # rows into a narrower dtype: the per-head entry point with one head a token
+        path = _strata.normalize_heads(rms, x[:, None, :], out[:, None, :], weight, bias, eps, _stream_of(x))
+    else:
+        path = _strata.normalize(rms, x, out, weight, bias, eps, _stream_of(x))
     return out, path
 
 
 def layer_norm(x: Any, weight: Any = None, bias: Any = None, eps: float = 1e-5,
-               return_path: bool = False) -> Union[Any, Tuple[Any, str]]:
+               return_path: bool = False, out_dtype: Any = None) -> Union[Any, Tuple[Any, str]]:
     """Layer normalization of each row of the 2-D array x: (x - mean) / sqrt(var + eps) * weight +
     bias, mean and variance over the row in float32.
 
     x: float32, float16 or bfloat16 (a torch tensor for bfloat16), shape (rows, features); its rows
     must be contiguous, at any row stride of at least a row (x[:, :k] is fine; x[:, ::2], x.T,
-    x[::-1] and broadcast arrays are refused with ValueError). Empty arrays ((0, k), (k, 0)) give
-    empty results. weight, bias: None or 1-D contiguous arrays of `features` elements, x's dtype.
-    eps: a finite real number >= 0. Returns a new array of x's shape and dtype in x's framework,
-    and with return_path=True also the path taken ("vectorized" or "scalar").
+    x[::-1] and broadcast arrays are refused with ValueError). Or a 3-D array (tokens, heads,
+    head_dim) of any token and head strides whose rows lie apart (the heads of a fused QKV
+    projection, a transposed attention tensor): each (token, head) row is normalized over head_dim
+    with one weight and bias of head_dim elements. Empty arrays ((0, k), (k, 0)) give empty
+    results. weight, bias: None or 1-D contiguous arrays of `features` elements, x's dtype.
+    eps: a finite real number >= 0. out_dtype: None (x's dtype), or float16 / bfloat16 for float32
+    x. Returns a new array of x's shape in x's framework, and with return_path=True also the path
+    taken ("vectorized" or "scalar", with ", two passes" for rows too long to hold and ", rows of
+    one pitch" for per-head rows lying back to back).
     """
-    out, path = _normalize(False, x, weight, bias, eps)
+    out, path = _normalize(False, x, weight, bias, eps, out_dtype)
     return (out, path) if return_path else out
 
 
 def rms_norm(x: Any, weight: Any = None, eps: float = 1e-6,
-             return_path: bool = False) -> Union[Any, Tuple[Any, str]]:
-    """RMS normalization of each row of the 2-D array x: x / sqrt(mean(x^2) + eps) * weight.
-    Takes x, weight and eps as layer_norm does, and returns as it does."""
-    out, path = _normalize(True, x, weight, None, eps)
+             return_path: bool = False, out_dtype: Any = None) -> Union[Any, Tuple[Any, str]]:
+    """RMS normalization of each row of x: x / sqrt(mean(x^2) + eps) * weight. Takes x, weight,
+    eps and out_dtype as layer_norm does, and returns as it does."""
+    out, path = _normalize(True, x, weight, None, eps, out_dtype)
     return (out, path) if return_path else out
+
+
+def _normalize_add(rms: bool, x: Any, residual: Any, weight: Any, bias: Any, eps: Any, in_place: bool, out_dtype: Any) -> Tuple[Any, Any, str]:
+    x = _array(x, "x")
+    residual = _array(residual, "residual")
+    weight = None if weight is None else _array(weight, "weight")
+    bias = None if bias is None else _array(bias, "bias")
+    eps = _eps(eps)
+    out = _new_like(x, out_dtype)
+    total = residual if in_place else _new_like(x)
+    path = _strata.normalize_add(rms, x, residual, total, out, weight, bias, eps, _stream_of(x))
+    return out, total, path
+
+
+def add_layer_norm(x: Any, residual: Any, weight: Any = None, bias: Any = None, eps: float = 1e-5, in_place: bool = True,
+                   return_path: bool = False, out_dtype: Any = None) -> Any:
+    """Layer normalization with a residual added first, in one pass over the rows: h = x + residual
+    (rounded to x's dtype, as x + residual would be), y = layer_norm(h). in_place=True stores h
+    over the residual and returns y (vLLM's fused_add_rms_norm convention); in_place=False leaves
+    the residual alone and returns (y, h). x, residual: 2-D arrays of one shape and dtype, as
+    layer_norm takes x; weight, bias, eps and out_dtype as layer_norm takes them. With
+    return_path=True the path taken comes last."""
+    out, total, path = _normalize_add(False, x, residual, weight, bias, eps, in_place, out_dtype)
+    result = (out,) if in_place else (out, total)
+    if return_path:
+        result += (path,)
+    return result[0] if len(result) == 1 else result
+
+
+def add_rms_norm(x: Any, residual: Any, weight: Any = None, eps: float = 1e-6, in_place: bool = True,
+                 return_path: bool = False, out_dtype: Any = None) -> Any:
+    """RMS normalization with a residual added first: as add_layer_norm, without bias."""
+    out, total, path = _normalize_add(True, x, residual, weight, None, eps, in_place, out_dtype)
+    result = (out,) if in_place else (out, total)
+    if return_path:
+        result += (path,)
+    return result[0] if len(result) == 1 else result
 
 
 def _normalize_backward(rms: bool, x: Any, dy: Any, weight: Any, eps: Any, weight_grad: bool, bias_grad: bool) -> Tuple[Any, Any, Any, str]:

@@ -15,10 +15,18 @@ bits on every run on one device). The backward has no derivative of its own: dou
 (create_graph=True through these operators) is not supported. RMSNorm's eps defaults to
 1e-6, where torch.nn.RMSNorm's default (None) takes the dtype's machine epsilon.
 
+    y, h = st.add_rms_norm(x, residual, weight)     # y = rms_norm(x + residual), h = x + residual, one pass
+    y = st.add_rms_norm_(x, residual, weight)       # the same with residual updated in place (inference)
+
 Tensors: float32, bfloat16 or float16, on the GPU with the CUDA build of strata, in CPU memory with
-the host build. Rows are the last dimension; the leading dimensions are flattened as a view (a
-tensor whose leading dimensions cannot be flattened without a copy is refused with ValueError:
-pass x.contiguous()). The gradient reaching the backward is made contiguous first when it is not.
+the host build. Rows are the last dimension; the leading dimensions are flattened as a view. A
+tensor whose leading dimensions do not flatten without a copy but whose last two keep their
+strides (the query heads of a fused QKV projection, q = qkv[..., :h * d].view(..., h, d)) is
+read as per-head rows (strata's heads_view) without a copy; its backward takes a
+contiguous copy of x. Other layouts are refused with ValueError (pass x.contiguous()). The gradient
+reaching the backward is made contiguous first when it is not. The add_ ops add a residual first
+(strata::add_layer_norm / add_rms_norm return the sum; the trailing-underscore forms store it
+over the residual and have no autograd).
 """
 from __future__ import annotations
 
@@ -31,7 +39,7 @@ from . import _strata
 
 _DEVICE = "cuda" if _strata.backend == "cuda" else "cpu"
 
-__all__ = ["layer_norm", "rms_norm", "LayerNorm", "RMSNorm"]
+__all__ = ["layer_norm", "rms_norm", "add_layer_norm", "add_rms_norm", "add_layer_norm_", "add_rms_norm_", "LayerNorm", "RMSNorm"]
 
 
 def _stream(t: torch.Tensor) -> int:
@@ -48,6 +56,43 @@ def _rows(t: torch.Tensor, name: str) -> torch.Tensor:
                          f"a copy ({e}); pass {name}.contiguous()") from e
 
 
+def _heads(t: torch.Tensor) -> Optional[torch.Tensor]:
+    """t (3-D or more) as [tokens, heads, head_dim] without a copy (the last two dimensions kept,
+    the leading ones flattened), or None where no such view exists."""
+    if t.dim() < 3:
+        return None
+    try:
+        return t.view(math.prod(t.shape[:-2]), t.shape[-2], t.shape[-1])
+    except RuntimeError:
+        return None
+
+
+def _forward(rms: bool, x: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor], eps: float) -> torch.Tensor:
+    """Normalizes x into a new contiguous tensor: as rows where x's leading dimensions flatten
+    without a copy, as per-head rows ([tokens, heads, head_dim], any token and head strides)
+    where only the last two keep their strides (a head slice of a fused QKV tensor)."""
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    if x.dim() >= 3:
+        try:
+            rows = x.view(math.prod(x.shape[:-1]), x.shape[-1])
+        except RuntimeError:
+            rows = None
+        heads = _heads(x) if rows is None else None
+        if heads is not None:
+            _strata.normalize_heads(rms, heads, out.view(heads.shape), weight, bias, eps, _stream(x))
+            return out
+    _strata.normalize(rms, _rows(x, "x"), _rows(out, "out"), weight, bias, eps, _stream(x))
+    return out
+
+
+def _saved_rows(x: torch.Tensor) -> torch.Tensor:
+    """x as rows for the backward: a contiguous copy where its leading dimensions do not flatten."""
+    try:
+        return _rows(x, "x")
+    except ValueError:
+        return _rows(x.contiguous(), "x")
+
+
 def _check_device(*ts: Optional[torch.Tensor]) -> None:
     for t in ts:
         if t is not None and t.device.type != _DEVICE:
@@ -56,16 +101,12 @@ def _check_device(*ts: Optional[torch.Tensor]) -> None:
 
 @torch.library.custom_op("strata::layer_norm", mutates_args=(), device_types=_DEVICE)
 def _layer_norm(x: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor], eps: float) -> torch.Tensor:
-    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    _strata.normalize(False, _rows(x, "x"), _rows(out, "out"), weight, bias, eps, _stream(x))
-    return out
+    return _forward(False, x, weight, bias, eps)
 
 
 @torch.library.custom_op("strata::rms_norm", mutates_args=(), device_types=_DEVICE)
 def _rms_norm(x: torch.Tensor, weight: Optional[torch.Tensor], eps: float) -> torch.Tensor:
-    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-    _strata.normalize(True, _rows(x, "x"), _rows(out, "out"), weight, None, eps, _stream(x))
-    return out
+    return _forward(True, x, weight, None, eps)
 
 
 @torch.library.custom_op("strata::layer_norm_backward", mutates_args=(), device_types=_DEVICE)
@@ -76,7 +117,7 @@ def _layer_norm_backward(dy: torch.Tensor, x: torch.Tensor, weight: Optional[tor
     features = x.shape[-1]
     dweight = torch.empty(features, dtype=x.dtype, device=x.device)
     dbias = torch.empty(features, dtype=x.dtype, device=x.device)
-    _strata.normalize_backward(False, _rows(x, "x"), _rows(dy, "dy"), weight, _rows(dx, "dx"), dweight, dbias, eps, _stream(x))
+    _strata.normalize_backward(False, _saved_rows(x), _rows(dy, "dy"), weight, _rows(dx, "dx"), dweight, dbias, eps, _stream(x))
     return dx, dweight, dbias
 
 
@@ -85,8 +126,64 @@ def _rms_norm_backward(dy: torch.Tensor, x: torch.Tensor, weight: Optional[torch
     dy = dy.contiguous()
     dx = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     dweight = torch.empty(x.shape[-1], dtype=x.dtype, device=x.device)
-    _strata.normalize_backward(True, _rows(x, "x"), _rows(dy, "dy"), weight, _rows(dx, "dx"), dweight, None, eps, _stream(x))
+    _strata.normalize_backward(True, _saved_rows(x), _rows(dy, "dy"), weight, _rows(dx, "dx"), dweight, None, eps, _stream(x))
     return dx, dweight
+
+
+def _add_forward(rms: bool, x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
+                 eps: float, total: torch.Tensor) -> torch.Tensor:
+    """y = norm(x + residual), x + residual stored into `total` (a new tensor, or the residual itself)."""
+    if residual.shape != x.shape:
+        raise ValueError(f"strata: residual has shape {tuple(residual.shape)} and x {tuple(x.shape)}; they must match")
+    out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    r = _rows(residual, "residual")
+    _strata.normalize_add(rms, _rows(x, "x"), r, r if total is residual else _rows(total, "sum"), _rows(out, "out"), weight, bias, eps,
+                          _stream(x))
+    return out
+
+
+@torch.library.custom_op("strata::add_layer_norm", mutates_args=(), device_types=_DEVICE)
+def _add_layer_norm(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
+                    eps: float) -> Tuple[torch.Tensor, torch.Tensor]:
+    total = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    return _add_forward(False, x, residual, weight, bias, eps, total), total
+
+
+@torch.library.custom_op("strata::add_rms_norm", mutates_args=(), device_types=_DEVICE)
+def _add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor], eps: float) -> Tuple[torch.Tensor, torch.Tensor]:
+    total = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    return _add_forward(True, x, residual, weight, None, eps, total), total
+
+
+@torch.library.custom_op("strata::add_layer_norm_", mutates_args=("residual",), device_types=_DEVICE)
+def _add_layer_norm_(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor], bias: Optional[torch.Tensor],
+                     eps: float) -> torch.Tensor:
+    return _add_forward(False, x, residual, weight, bias, eps, residual)
+
+
+@torch.library.custom_op("strata::add_rms_norm_", mutates_args=("residual",), device_types=_DEVICE)
+def _add_rms_norm_(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor], eps: float) -> torch.Tensor:
+    return _add_forward(True, x, residual, weight, None, eps, residual)
+
+
+@_add_layer_norm.register_fake
+def _(x, residual, weight, bias, eps):
+    return torch.empty_like(x, memory_format=torch.contiguous_format), torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+@_add_rms_norm.register_fake
+def _(x, residual, weight, eps):
+    return torch.empty_like(x, memory_format=torch.contiguous_format), torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+@_add_layer_norm_.register_fake
+def _(x, residual, weight, bias, eps):
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
+
+
+@_add_rms_norm_.register_fake
+def _(x, residual, weight, eps):
+    return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
 @_layer_norm.register_fake
@@ -134,6 +231,36 @@ def _rms_backward(ctx, dy):
     return dx, dweight if weight is not None else None, None
 
 
+def _add_layer_setup(ctx, inputs, output):
+    x, residual, weight, bias, eps = inputs
+    ctx.save_for_backward(output[1], weight)
+    ctx.eps, ctx.has_bias = eps, bias is not None
+
+
+def _add_layer_backward(ctx, dy, dh):
+    h, weight = ctx.saved_tensors
+    dx, dweight, dbias = _layer_norm_backward(dy, h, weight, ctx.eps)
+    if dh is not None:
+        dx = dx + dh
+    return dx, dx, dweight if weight is not None else None, dbias if ctx.has_bias else None, None
+
+
+def _add_rms_setup(ctx, inputs, output):
+    x, residual, weight, eps = inputs
+    ctx.save_for_backward(output[1], weight)
+    ctx.eps = eps
+
+
+def _add_rms_backward(ctx, dy, dh):
+    h, weight = ctx.saved_tensors
+    dx, dweight = _rms_norm_backward(dy, h, weight, ctx.eps)
+    if dh is not None:
+        dx = dx + dh
+    return dx, dx, dweight if weight is not None else None, None
+
+
+_add_layer_norm.register_autograd(_add_layer_backward, setup_context=_add_layer_setup)
+_add_rms_norm.register_autograd(_add_rms_backward, setup_context=_add_rms_setup)
 _layer_norm.register_autograd(_layer_backward, setup_context=_layer_setup)
 _rms_norm.register_autograd(_rms_backward, setup_context=_rms_setup)
 
@@ -151,6 +278,38 @@ def rms_norm(x: torch.Tensor, weight: Optional[torch.Tensor] = None, eps: float 
     in x and weight."""
     _check_device(x, weight)
     return _rms_norm(x, weight, float(eps))
+
+
+def add_layer_norm(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor] = None, bias: Optional[torch.Tensor] = None,
+                   eps: float = 1e-5) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(layer_norm(x + residual), x + residual) in one pass over the rows, the sum rounded to x's
+    dtype as x + residual is; differentiable in x, residual, weight and bias (the backward is
+    layer_norm's backward at the sum, plus the sum's own gradient)."""
+    _check_device(x, residual, weight, bias)
+    return _add_layer_norm(x, residual, weight, bias, float(eps))
+
+
+def add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor] = None,
+                 eps: float = 1e-6) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(rms_norm(x + residual), x + residual) in one pass over the rows; differentiable as
+    add_layer_norm is."""
+    _check_device(x, residual, weight)
+    return _add_rms_norm(x, residual, weight, float(eps))
+
+
+def add_layer_norm_(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor] = None, bias: Optional[torch.Tensor] = None,
+                    eps: float = 1e-5) -> torch.Tensor:
+    """residual += x, then returns layer_norm(residual): the in-place form inference code uses
+    (vLLM's fused_add_rms_norm). No autograd (the residual is overwritten): use add_layer_norm to
+    train."""
+    _check_device(x, residual, weight, bias)
+    return _add_layer_norm_(x, residual, weight, bias, float(eps))
+
+
+def add_rms_norm_(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor] = None, eps: float = 1e-6) -> torch.Tensor:
+    """residual += x, then returns rms_norm(residual), in place as add_layer_norm_."""
+    _check_device(x, residual, weight)
+    return _add_rms_norm_(x, residual, weight, float(eps))
 
 
 class LayerNorm(torch.nn.Module):

@@ -21,7 +21,7 @@ def test_version_is_the_installed_distributions():
 
 def test_every_public_function_has_a_docstring():
     public = [getattr(strata, name) for name in strata.__all__ if callable(getattr(strata, name))]
-    assert {f.__name__ for f in public} == {"layer_norm", "rms_norm", "layer_norm_backward", "rms_norm_backward", "to_soa", "to_aos",
+    assert {f.__name__ for f in public} == {"layer_norm", "rms_norm", "add_layer_norm", "add_rms_norm", "layer_norm_backward", "rms_norm_backward", "to_soa", "to_aos",
                                               "leaves", "to_arrow", "ArrowBatch"}
     native = [getattr(_strata, name) for name in dir(_strata) if not name.startswith("_") and callable(getattr(_strata, name))]
     testing = [getattr(_testing, name) for name in _testing.__all__]

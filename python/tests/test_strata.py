@@ -273,3 +273,109 @@ def test_torch_tensors_in_torch_tensors_out():
         yb = strata.rms_norm(xb)
         refb = torch.nn.functional.rms_norm(xb.double(), (4096,), eps=1e-6)
         assert ((yb.double() - refb).norm() / refb.norm()).item() < 1e-2
+
+
+# ---- a residual added first, per-head rows, a narrower output ---------------------------------
+
+def rounded_sum(x, r):
+    """x + r as x's dtype holds it (float32 arithmetic, then rounded)."""
+    return (x.astype(np.float32) + r.astype(np.float32)).astype(x.dtype)
+
+
+@pytest.mark.parametrize("rows,cols", [(7, 1000), (5, 1), (3, 4096), (33, 1025), (2, 20000)])
+@pytest.mark.parametrize("dtype,tol", [(np.float32, 1e-5), (np.float16, 1e-2)])
+@pytest.mark.parametrize("rms", [False, True])
+@pytest.mark.parametrize("in_place", [False, True])
+def test_add_normalization_matches_a_float64_reference(rows, cols, dtype, tol, rms, in_place):
+    g = rng(rows * 31 + cols)
+    x = (g.standard_normal((rows, cols)) * 2 + 0.5).astype(dtype)
+    r = (g.standard_normal((rows, cols)) + 0.2).astype(dtype)
+    w = (1 + 0.1 * g.standard_normal(cols)).astype(dtype)
+    b = (0.1 * g.standard_normal(cols)).astype(dtype)
+    want_h = rounded_sum(x, r)
+    x, r = x.copy(), r.copy()  # to_device gives the host build the arrays themselves
+    xd, rd = to_device(x.copy()), to_device(r.copy())
+    if rms:
+        got = strata.add_rms_norm(xd, rd, to_device(w), eps=1e-5, in_place=in_place, return_path=True)
+    else:
+        got = strata.add_layer_norm(xd, rd, to_device(w), to_device(b), eps=1e-5, in_place=in_place, return_path=True)
+    y, path = got[0], got[-1]
+    h = to_numpy(rd) if in_place else to_numpy(got[1])
+    assert path.startswith(("vectorized", "scalar")) and (", two passes" in path) == (cols > 16384)
+    np.testing.assert_array_equal(h, want_h)  # the sum bit for bit
+    if not in_place:
+        np.testing.assert_array_equal(to_numpy(rd), r)  # the residual untouched
+    np.testing.assert_array_equal(to_numpy(xd), x)
+    y = to_numpy(y)
+    assert y.shape == x.shape and y.dtype == x.dtype
+    assert relative_error(y, reference(want_h, w, None if rms else b, 1e-5, rms)) < tol
+
+
+def heads_layouts(tokens, heads, dim, dtype, g):
+    """x as [tokens, heads, dim] views: back to back, a slice of a fused QKV array (tokens strided),
+    a transposed [heads, tokens, dim] array."""
+    dense = (g.standard_normal((tokens, heads, dim)) * 2 + 0.5).astype(dtype)
+    qkv = np.zeros((tokens, 3 * heads * dim), dtype=dtype)
+    qkv[:, heads * dim:2 * heads * dim] = dense.reshape(tokens, heads * dim)
+    sliced = qkv[:, heads * dim:2 * heads * dim].reshape(tokens, heads, dim)
+    transposed = np.ascontiguousarray(dense.transpose(1, 0, 2)).transpose(1, 0, 2)
+    return dense, {"dense": dense, "qkv slice": sliced, "transposed": transposed}
+
+
+@pytest.mark.parametrize("dim", [1, 64, 100, 128])
+@pytest.mark.parametrize("rms", [False, True])
+def test_per_head_rows_of_any_strides(dim, rms):
+    if strata.backend == "cuda":
+        pytest.skip("NumPy views; the CUDA build's per-head rows are tested through strata.torch")
+    g = rng(dim)
+    w = (1 + 0.1 * g.standard_normal(dim)).astype(np.float32)
+    b = (0.1 * g.standard_normal(dim)).astype(np.float32)
+    dense, layouts = heads_layouts(9, 4, dim, np.float32, g)
+    want = reference(dense.reshape(-1, dim), w, None if rms else b, 1e-5, rms).reshape(dense.shape)
+    for name, x in layouts.items():
+        if rms:
+            y, path = strata.rms_norm(x, w, eps=1e-5, return_path=True)
+        else:
+            y, path = strata.layer_norm(x, w, b, eps=1e-5, return_path=True)
+        assert (", rows of one pitch" in path) == (name == "dense"), (name, path)
+        assert y.shape == x.shape
+        assert relative_error(y, want) < 1e-5, name
+
+
+def test_narrower_output():
+    g = rng(5)
+    x = (g.standard_normal((17, 256)) * 2).astype(np.float32)
+    r = g.standard_normal((17, 256)).astype(np.float32)
+    w = (1 + 0.1 * g.standard_normal(256)).astype(np.float32)
+    y = strata.rms_norm(to_device(x), to_device(w), eps=1e-5, out_dtype=np.float16 if strata.backend != "cuda" else torch.float16)
+    y = to_numpy(y)
+    assert y.dtype == np.float16
+    assert relative_error(y, reference(x, w, None, 1e-5, True)) < 1e-3
+    y, h = strata.add_rms_norm(to_device(x), to_device(r), to_device(w), eps=1e-5, in_place=False,
+                               out_dtype=np.float16 if strata.backend != "cuda" else torch.float16)
+    assert to_numpy(y).dtype == np.float16 and to_numpy(h).dtype == np.float32
+    assert relative_error(to_numpy(y), reference(x + r, w, None, 1e-5, True)) < 1e-3
+
+
+def test_add_normalization_refusals():
+    x = to_device(np.ones((4, 8), dtype=np.float32))
+    with pytest.raises(ValueError, match="residual"):
+        strata.add_rms_norm(x, to_device(np.ones((4, 9), dtype=np.float32)))
+    with pytest.raises(TypeError, match="dtype"):
+        strata.add_rms_norm(x, to_device(np.ones((4, 8), dtype=np.float16)))
+    with pytest.raises(TypeError, match="out"):
+        strata.add_rms_norm(to_device(np.ones((4, 8), dtype=np.float16)), to_device(np.ones((4, 8), dtype=np.float16)),
+                            out_dtype=np.float32 if strata.backend != "cuda" else torch.float32)
+    with pytest.raises(TypeError, match="bias"):
+        strata._strata.normalize_add(True, x, x, None, x, None, x, 1e-5)
+    with pytest.raises(ValueError, match="same array"):
+        r = to_device(np.ones((4, 8), dtype=np.float32))
+        out = to_device(np.ones((4, 8), dtype=np.float32))
+        strata._strata.normalize_add(True, x, r, out, out, None, None, 1e-5)
+    with pytest.raises(ValueError, match="overlap"):  # out over part of the residual
+        big = to_device(np.ones((5, 8), dtype=np.float32))
+        strata._strata.normalize_add(True, x, big[:4], None, big[1:], None, None, 1e-5)
+    if strata.backend != "cuda":
+        base = np.ones((4, 32), dtype=np.float32)
+        with pytest.raises(ValueError, match="overlap"):  # heads that run into each other
+            strata.rms_norm(np.lib.stride_tricks.as_strided(base, (4, 3, 8), (128, 16, 4)))

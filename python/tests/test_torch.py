@@ -131,9 +131,90 @@ def test_refusals_name_the_problem():
     with pytest.raises(ValueError, match="weight"):
         st.layer_norm(x, torch.ones(7, device=DEVICE))
     with pytest.raises(ValueError, match="contiguous"):
-        st.layer_norm(torch.randn(8, 4, 6, device=DEVICE).transpose(0, 1))
+        st.layer_norm(torch.randn(4, 6, 8, device=DEVICE).transpose(1, 2))  # rows not contiguous
     with pytest.raises(TypeError, match="float32, float16 or bfloat16"):
         st.layer_norm(torch.randn(4, 8, device=DEVICE, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("kind", ["layer", "rms"])
+@pytest.mark.parametrize("shape", [(7, 1), (33, 100), (4, 8, 64), (64, 768), (9, 4096), (3, 20000)])
+def test_add_norm_forward_and_backward_match_float64_autograd(dtype, kind, shape):
+    g = torch.Generator(device="cpu").manual_seed(SEED)
+    f = shape[-1]
+    x = (torch.randn(shape, generator=g) * 2 + 0.5).to(DEVICE, dtype).requires_grad_()
+    r = torch.randn(shape, generator=g).to(DEVICE, dtype).requires_grad_()
+    w = (1 + 0.2 * torch.randn(f, generator=g)).to(DEVICE, dtype).requires_grad_()
+    b = torch.randn(f, generator=g).to(DEVICE, dtype).requires_grad_() if kind == "layer" else None
+    dy, dh = torch.randn(shape, generator=g).to(DEVICE, dtype), torch.randn(shape, generator=g).to(DEVICE, dtype)
+    y, h = st.add_layer_norm(x, r, w, b, 1e-5) if kind == "layer" else st.add_rms_norm(x, r, w, 1e-5)
+    assert torch.equal(h, x + r)  # the sum rounded as x + r rounds it
+    ins = [t for t in (x, r, w, b) if t is not None]
+    grads = torch.autograd.grad([y, h], ins, [dy, dh])
+    x64, r64 = x.detach().double().requires_grad_(), r.detach().double().requires_grad_()
+    w64 = w.detach().double().requires_grad_()
+    b64 = b.detach().double().requires_grad_() if b is not None else None
+    h64 = x64 + r64
+    y64 = F.layer_norm(h64, (f,), w64, b64, 1e-5) if kind == "layer" else F.rms_norm(h64, (f,), w64, 1e-5)
+    refs = torch.autograd.grad([y64, h64], [t for t in (x64, r64, w64, b64) if t is not None], [dy.double(), dh.double()])
+    assert rel(y, y64) < TOL[dtype]
+    for got, want in zip(grads, refs):
+        assert got.shape == want.shape and got.dtype == dtype
+        if f > 2:
+            assert rel(got, want) < TOL[dtype]
+
+
+def test_add_norm_in_place_updates_the_residual():
+    x = torch.randn(40, 1000, device=DEVICE, dtype=torch.bfloat16)
+    r = torch.randn(40, 1000, device=DEVICE, dtype=torch.bfloat16)
+    w = torch.rand(1000, device=DEVICE, dtype=torch.bfloat16) + 0.5
+    want_h = x + r
+    want_y = F.rms_norm(want_h.float(), (1000,), w.float(), 1e-6)
+    y = st.add_rms_norm_(x, r, w)
+    assert torch.equal(r, want_h)
+    assert rel(y, want_y.double()) < TOL[torch.bfloat16]
+    compiled = torch.compile(lambda a, c: st.add_rms_norm_(a, c, w), fullgraph=True)
+    r2 = want_h.clone()
+    y2 = compiled(x, r2)
+    assert torch.equal(r2, want_h + x) and y2.shape == x.shape
+
+
+@pytest.mark.parametrize("kind", ["layer", "rms"])
+def test_add_norm_opcheck(kind):
+    x = torch.randn(6, 40, device=DEVICE)
+    r = torch.randn(6, 40, device=DEVICE)
+    w = torch.rand(40, device=DEVICE) + 0.5
+    if kind == "layer":
+        b = torch.randn(40, device=DEVICE)
+        torch.library.opcheck(torch.ops.strata.add_layer_norm.default, (x.requires_grad_(), r, w.requires_grad_(), b.requires_grad_(), 1e-5))
+        torch.library.opcheck(torch.ops.strata.add_layer_norm_.default, (x.detach(), r.clone(), w.detach(), b.detach(), 1e-5))
+    else:
+        torch.library.opcheck(torch.ops.strata.add_rms_norm.default, (x.requires_grad_(), r.requires_grad_(), w.requires_grad_(), 1e-6))
+        torch.library.opcheck(torch.ops.strata.add_rms_norm_.default, (x.detach(), r.detach().clone(), w.detach(), 1e-6))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("dim", [64, 128, 100])
+def test_per_head_rows_of_a_fused_qkv_projection(dtype, dim):
+    # q = qkv[..., :heads * dim] viewed as heads: the tokens do not flatten with the heads, the
+    # last two dimensions keep their strides (strata's heads_view, no copy)
+    g = torch.Generator(device="cpu").manual_seed(SEED + dim)
+    tokens, heads = 50, 6
+    qkv = torch.randn(2, tokens, 3 * heads * dim, generator=g).to(DEVICE, dtype).requires_grad_()
+    w = (1 + 0.2 * torch.randn(dim, generator=g)).to(DEVICE, dtype).requires_grad_()
+    q = qkv[..., :heads * dim].view(2, tokens, heads, dim)
+    k = qkv[1, :, heads * dim:2 * heads * dim].view(tokens, heads, dim).transpose(0, 1)  # [heads, tokens, dim]
+    dq, dk = torch.randn(q.shape, generator=g).to(DEVICE, dtype), torch.randn(k.shape, generator=g).to(DEVICE, dtype)
+    yq, yk = st.rms_norm(q, w), st.rms_norm(k, w)
+    grads = torch.autograd.grad([yq, yk], [qkv, w], [dq, dk])
+    qkv64, w64 = qkv.detach().double().requires_grad_(), w.detach().double().requires_grad_()
+    q64 = qkv64[..., :heads * dim].view(2, tokens, heads, dim)
+    k64 = qkv64[1, :, heads * dim:2 * heads * dim].view(tokens, heads, dim).transpose(0, 1)
+    yq64, yk64 = F.rms_norm(q64, (dim,), w64, 1e-6), F.rms_norm(k64, (dim,), w64, 1e-6)
+    refs = torch.autograd.grad([yq64, yk64], [qkv64, w64], [dq.double(), dk.double()])
+    assert rel(yq, yq64) < TOL[dtype] and rel(yk, yk64) < TOL[dtype]
+    for got, want in zip(grads, refs):
+        assert rel(got, want) < TOL[dtype]
 
 
 def test_two_layer_mlp_trains_as_with_torch_layernorm():
