@@ -251,6 +251,13 @@ STRATA_HD inline void normalize_held(float (&h)[E], const T* gamma, const T* bet
   }
 }
 
+/// Elements a thread holds: 4, 8 or 16 (norm_bwd::shape_for), at least a unit where the rows move
+/// in units.
+template <class T, int E, bool Vec>
+constexpr bool held_ok(bool) {
+  return !(Vec && E < lanes<T>);
+}
+
 #if defined(STRATA_BACKEND_CUDA)
 /// A value summed over a group of G threads (norm_bwd::group_sum2's order, one value).
 __device__ inline void group_sum1(float& a, int G, float* red) {
@@ -363,9 +370,13 @@ __global__ void __launch_bounds__(pass_block) rows_kernel(args<T, O> a) {
 
 template <norm_kind Kind, class T, class O, int E, bool Vec>
 const void* held_kernel_of(int block) {
-  if constexpr (Vec && E < lanes<T>) return nullptr;  // shape_for holds at least a unit a thread
-  else if (block > group_block) return reinterpret_cast<const void*>(&held_kernel<Kind, T, O, E, Vec, norm_bwd::max_group>);
-  else return reinterpret_cast<const void*>(&held_kernel<Kind, T, O, E, Vec, group_block>);
+  if constexpr (!held_ok<T, E, Vec>(false)) return nullptr;
+  else if (block > group_block) {
+    if constexpr (!held_ok<T, E, Vec>(true)) return nullptr;
+    else return reinterpret_cast<const void*>(&held_kernel<Kind, T, O, E, Vec, norm_bwd::max_group>);
+  } else {
+    return reinterpret_cast<const void*>(&held_kernel<Kind, T, O, E, Vec, group_block>);
+  }
 }
 #endif
 
@@ -389,6 +400,14 @@ struct plan {
   index_t blocks = 0;
 };
 
+/// The shape is norm_bwd::shape_for's: the narrowest group (up to 1024 threads) whose threads hold
+/// at most 16 elements, then the fewest elements a thread that cover the row. The grid: fp32 rows
+/// held by groups of 32 threads or more take a block of rows each, every row at once (the blocks'
+/// phases of loads, sums and stores then overlap on each SM); other groups loop over the rows on
+/// the blocks the device keeps resident. On the H200 the full grid runs fp32 rows of 768-4096
+/// elements at 0.96-1.0 of a copy against 0.88-0.92 looping, while the resident grid runs bf16 rows
+/// of 64-256 elements at 0.94-0.96 against 0.87-0.91 and longer bf16 rows as fast or faster
+/// (docs/performance.md, "Fused residual and per-head rows").
 template <norm_kind Kind, class T, class O>
 plan planned(index_t rows, index_t cols, bool vec) {
   const norm_bwd::plan s = norm_bwd::shape_for<T>(cols, vec);
@@ -406,14 +425,14 @@ plan planned(index_t rows, index_t cols, bool vec) {
   p.group = s.group, p.held = s.held, p.block = s.block;
   const index_t groups = p.block / p.group, needed = (rows + groups - 1) / groups;
 #if defined(STRATA_BACKEND_CUDA)
-  const void* k = vec ? norm_bwd::with_held(p.held, [&]<int E>() { return held_kernel_of<Kind, T, O, E, true>(p.block); })
-                      : norm_bwd::with_held(p.held, [&]<int E>() { return held_kernel_of<Kind, T, O, E, false>(p.block); });
+  const void* k = vec ? with_e(p.held, [&]<int E>() { return held_kernel_of<Kind, T, O, E, true>(p.block); })
+                      : with_e(p.held, [&]<int E>() { return held_kernel_of<Kind, T, O, E, false>(p.block); });
   if (!k) throw std::logic_error("strata: fused normalization: no kernel holds " + std::to_string(p.held) + " elements a thread");
   const int per_sm = std::max(1, blocks_per_sm(k, p.block, 0));
 #else
   const int per_sm = 2;
 #endif
-  p.blocks = std::max<index_t>(1, std::min<index_t>(needed, index_t(sms) * per_sm));
+  p.blocks = sizeof(T) == 4 && p.group >= 32 ? needed : std::max<index_t>(1, std::min<index_t>(needed, index_t(sms) * per_sm));
   return p;
 }
 
@@ -533,10 +552,13 @@ norm_fused_path run(const char* op, rows_of<const T> x, std::optional<rows_of<co
 #if defined(STRATA_BACKEND_CUDA)
   if (p.shape == norm_fused_shape::rows_held) {
     auto go = [&]<bool V>() {
-      norm_bwd::with_held(p.held, [&]<int E>() {
-        if constexpr (!V || E >= lanes<T>) {
-          if (p.block > group_block) held_kernel<Kind, T, O, E, V, norm_bwd::max_group><<<unsigned(p.blocks), p.block, 0, stream>>>(a);
-          else held_kernel<Kind, T, O, E, V, group_block><<<unsigned(p.blocks), p.block, 0, stream>>>(a);
+      with_e(p.held, [&]<int E>() {
+        if constexpr (held_ok<T, E, V>(false)) {
+          if (p.block > group_block) {
+            if constexpr (held_ok<T, E, V>(true)) held_kernel<Kind, T, O, E, V, norm_bwd::max_group><<<unsigned(p.blocks), p.block, 0, stream>>>(a);
+          } else {
+            held_kernel<Kind, T, O, E, V, group_block><<<unsigned(p.blocks), p.block, 0, stream>>>(a);
+          }
         }
       });
     };
