@@ -303,6 +303,7 @@ std::string normalize_add(bool rms, nb::handle x_obj, nb::handle residual_obj, n
     std::vector<extent> operands;
     const auto xv = xi ? rows_of<const T>(*xi, "x", operands, false) : rows_of<T>(*xo, "x", operands, true);
     const auto rv = ri ? rows_of<const T>(*ri, "residual", operands, false) : rows_of<T>(*ro, "residual", operands, true);
+    if (x_obj.is(residual_obj)) operands.pop_back();  // one array as both: one extent (the C++ call takes the same rows)
     const strata::matrix_view<T> sv = so ? rows_of<T>(*so, "sum", operands, true)
                                          : sum_is_x ? strata::matrix_view<T>{const_cast<T*>(xv.data), xv.rows, xv.cols, xv.pitch, false, xv.where}
                                          : sum_is_residual ? strata::matrix_view<T>{const_cast<T*>(rv.data), rv.rows, rv.cols, rv.pitch, false, rv.where}

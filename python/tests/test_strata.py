@@ -357,6 +357,15 @@ def test_narrower_output():
     assert relative_error(to_numpy(y), reference(x + r, w, None, 1e-5, True)) < 1e-3
 
 
+def test_add_normalization_with_x_as_the_residual():
+    r = (rng(9).standard_normal((6, 64)) + 1).astype(np.float32)
+    want = reference(r + r, None, None, 1e-5, True)
+    rd = to_device(r.copy())
+    y = strata.add_rms_norm(rd, rd, eps=1e-5)  # residual += residual
+    np.testing.assert_array_equal(to_numpy(rd), r + r)
+    assert relative_error(to_numpy(y), want) < 1e-5
+
+
 def test_add_normalization_refusals():
     x = to_device(np.ones((4, 8), dtype=np.float32))
     with pytest.raises(ValueError, match="residual"):

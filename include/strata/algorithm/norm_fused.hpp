@@ -87,7 +87,10 @@ inline bool rows_apart(index_t tokens, index_t heads, index_t dim, index_t token
   if (tokens == 0 || heads == 0 || dim == 0) return true;
   const auto within = [&](index_t outer_n, index_t outer_pitch, index_t inner_n, index_t inner_pitch) {
     // inner rows apart within an outer one, outer rows apart as wholes (an outer count of 1 needs no pitch)
-    return (inner_n == 1 || inner_pitch >= dim) && (outer_n == 1 || outer_pitch >= (inner_n - 1) * inner_pitch + dim);
+    // (inner_n - 1) * inner_pitch + dim, where it fits in index_t (a wider span cannot fit a pitch)
+    index_t span = 0;
+    const bool fits = !__builtin_mul_overflow(inner_n - 1, inner_pitch, &span) && !__builtin_add_overflow(span, dim, &span);
+    return (inner_n == 1 || inner_pitch >= dim) && (outer_n == 1 || (fits && outer_pitch >= span));
   };
   return within(tokens, token_pitch, heads, head_pitch) || within(heads, head_pitch, tokens, token_pitch);
 }
@@ -145,7 +148,11 @@ rows_of<T> rows_from(matrix_view<T> v) {
 }
 template <class T>
 rows_of<T> rows_from(heads_view<T> v) {
-  return {v.data, v.tokens * v.heads, v.dim, rows_map{v.heads < 1 ? 1 : v.heads, v.token_pitch, v.head_pitch}, v.tokens, v.where};
+  index_t rows = 0;
+  if (v.tokens >= 0 && v.heads >= 0 && __builtin_mul_overflow(v.tokens, v.heads, &rows))
+    throw size_error("strata: per-head normalization: " + std::to_string(v.tokens) + " tokens x " + std::to_string(v.heads) +
+                     " heads overflow a row count");
+  return {v.data, v.tokens < 0 || v.heads < 0 ? -1 : rows, v.dim, rows_map{v.heads < 1 ? 1 : v.heads, v.token_pitch, v.head_pitch}, v.tokens, v.where};
 }
 
 template <class T, class O>
@@ -425,8 +432,8 @@ plan planned(index_t rows, index_t cols, bool vec) {
   p.group = s.group, p.held = s.held, p.block = s.block;
   const index_t groups = p.block / p.group, needed = (rows + groups - 1) / groups;
 #if defined(STRATA_BACKEND_CUDA)
-  const void* k = vec ? with_e(p.held, [&]<int E>() { return held_kernel_of<Kind, T, O, E, true>(p.block); })
-                      : with_e(p.held, [&]<int E>() { return held_kernel_of<Kind, T, O, E, false>(p.block); });
+  const void* k = vec ? norm_bwd::with_held(p.held, [&]<int E>() { return held_kernel_of<Kind, T, O, E, true>(p.block); })
+                      : norm_bwd::with_held(p.held, [&]<int E>() { return held_kernel_of<Kind, T, O, E, false>(p.block); });
   if (!k) throw std::logic_error("strata: fused normalization: no kernel holds " + std::to_string(p.held) + " elements a thread");
   const int per_sm = std::max(1, blocks_per_sm(k, p.block, 0));
 #else
@@ -493,14 +500,16 @@ void check_rows(const std::string& op, const rows_of<T>& v, const char* role) {
   if (heads == 1 ? v.map.outer < v.cols && v.rows > 1 : !rows_apart(v.tokens, heads, v.cols, v.map.outer, v.map.inner))
     throw size_error("strata: " + op + ": " + role + "'s rows overlap (a pitch shorter than a row)");
   if (!v.data) throw size_error("strata: " + op + ": " + role + " is a null pointer with " + std::to_string(v.rows) + " rows");
+  if (reinterpret_cast<std::uintptr_t>(v.data) % alignof(T) != 0) throw misaligned_pointer((op + ": " + role).c_str(), v.data, alignof(T));
   (void)checked_extent(v.data, heads_span(v.tokens, heads, v.cols, v.map.outer, v.map.inner, role), sizeof(T), role);
 }
 
-template <norm_kind Kind, class T, class O>
-norm_fused_path run(const char* op, rows_of<const T> x, std::optional<rows_of<const T>> res, std::optional<rows_of<T>> h, rows_of<O> y,
-                    cuda::std::span<const T> gamma, cuda::std::span<const T> beta, float eps, stream_t stream) {
-  static_assert(sizeof(O) <= sizeof(T), "strata: normalization writes y in the input's type or a narrower one");
-  const std::string name(op);
+/// The checks of every call, before anything runs: each view, shapes that agree, gamma and beta's
+/// lengths and alignment, eps, and overlaps (an output may be an input's very rows: each element is
+/// read before the thread holding it writes it; any other overlap would read what the call wrote).
+template <class T, class O>
+void check_call(const std::string& name, const rows_of<const T>& x, const std::optional<rows_of<const T>>& res, const std::optional<rows_of<T>>& h,
+                const rows_of<O>& y, cuda::std::span<const T> gamma, cuda::std::span<const T> beta, float eps) {
   check_rows(name, x, "x"), check_rows(name, y, "y");
   if (res) check_rows(name, *res, "residual");
   if (h) check_rows(name, *h, "the sum");
@@ -514,9 +523,9 @@ norm_fused_path run(const char* op, rows_of<const T> x, std::optional<rows_of<co
   if (!length_ok(gamma.size()) || !length_ok(beta.size()))
     throw size_error("strata: " + name + ": gamma and beta hold " + std::to_string(gamma.size()) + " and " + std::to_string(beta.size()) +
                      " elements; rows have " + std::to_string(x.cols) + " (or pass none)");
+  for (const T* p : {gamma.data(), beta.data()})
+    if (p && reinterpret_cast<std::uintptr_t>(p) % alignof(T) != 0) throw misaligned_pointer((name + ": gamma or beta").c_str(), p, alignof(T));
   if (!std::isfinite(eps) || eps < 0) throw std::invalid_argument("strata: " + name + ": eps is " + std::to_string(eps) + "; it must be finite and >= 0");
-  // An output may be an input's very rows (each element is read before the thread holding it
-  // writes it); any other overlap would read what the call has written.
   using norm_bwd::overlaps;
   const auto ex = extent_of(x), ey = extent_of(y);
   const auto er = res ? extent_of(*res) : std::pair<std::uintptr_t, std::uintptr_t>{}, eh = h ? extent_of(*h) : std::pair<std::uintptr_t, std::uintptr_t>{};
@@ -529,7 +538,14 @@ norm_fused_path run(const char* op, rows_of<const T> x, std::optional<rows_of<co
   output_ok(y, ey, "y");
   if (h) output_ok(*h, eh, "the sum");
   if (h && overlaps(eh, ey)) throw std::invalid_argument("strata: " + name + ": y and the sum overlap");
+}
 
+template <norm_kind Kind, class T, class O>
+norm_fused_path run(const char* op, rows_of<const T> x, std::optional<rows_of<const T>> res, std::optional<rows_of<T>> h, rows_of<O> y,
+                    cuda::std::span<const T> gamma, cuda::std::span<const T> beta, float eps, stream_t stream) {
+  static_assert(sizeof(O) <= sizeof(T), "strata: normalization writes y in the input's type or a narrower one");
+  const std::string name(op);
+  check_call(name, x, res, h, y, gamma, beta, eps);
   std::string (*const type)() = &type_name<T>;
   std::string (*const out_type)() = &type_name<O>;
   const operand ox{"x", x.where, x.rows, type, "rows"}, oy{"y", y.where, y.rows, out_type, "rows"};
@@ -552,7 +568,7 @@ norm_fused_path run(const char* op, rows_of<const T> x, std::optional<rows_of<co
 #if defined(STRATA_BACKEND_CUDA)
   if (p.shape == norm_fused_shape::rows_held) {
     auto go = [&]<bool V>() {
-      with_e(p.held, [&]<int E>() {
+      norm_bwd::with_held(p.held, [&]<int E>() {
         if constexpr (held_ok<T, E, V>(false)) {
           if (p.block > group_block) {
             if constexpr (held_ok<T, E, V>(true)) held_kernel<Kind, T, O, E, V, norm_bwd::max_group><<<unsigned(p.blocks), p.block, 0, stream>>>(a);
@@ -584,18 +600,21 @@ std::optional<matrix_view<T>> as_matrix(const heads_view<T>& v) {
   if (v.tokens == 0 || v.heads == 0) return matrix_view<T>{v.data, 0, v.dim, v.dim, false, v.where};
   if (v.heads == 1) return matrix_view<T>{v.data, v.tokens, v.dim, std::max(v.token_pitch, v.dim), false, v.where};
   if (v.tokens <= 1) return matrix_view<T>{v.data, v.heads, v.dim, std::max(v.head_pitch, v.dim), false, v.where};
-  if (v.head_pitch >= v.dim && v.token_pitch == v.heads * v.head_pitch) return matrix_view<T>{v.data, v.tokens * v.heads, v.dim, v.head_pitch, false, v.where};
+  index_t span = 0;
+  if (v.head_pitch >= v.dim && !__builtin_mul_overflow(v.heads, v.head_pitch, &span) && v.token_pitch == span) return matrix_view<T>{v.data, v.tokens * v.heads, v.dim, v.head_pitch, false, v.where};
   return std::nullopt;
 }
 
 template <norm_kind Kind, class T, class O>
 norm_fused_path run_heads(const char* op, heads_view<const T> x, heads_view<O> y, cuda::std::span<const T> gamma, cuda::std::span<const T> beta,
                           float eps, stream_t stream) {
+  const rows_of<const T> xr = rows_from(x);  // refuses row counts that overflow
+  const rows_of<O> yr = rows_from(y);
   if constexpr (std::is_same_v<O, T>) {
     const auto xm = as_matrix(x);
     const auto ym = as_matrix(y);
     if (xm && ym && x.tokens == y.tokens && x.heads == y.heads && x.dim == y.dim) {
-      check_rows(op, rows_from(x), "x"), check_rows(op, rows_from(y), "y");
+      check_call<T, O>(op, xr, std::nullopt, std::nullopt, yr, gamma, beta, eps);
       const path access = norm::run<Kind, T>(op, *xm, *ym, gamma, beta, eps, stream, nullptr);
       return {access, norm_fused_shape::matrix_rows, 0};
     }
@@ -603,7 +622,7 @@ norm_fused_path run_heads(const char* op, heads_view<const T> x, heads_view<O> y
   if (x.tokens != y.tokens || x.heads != y.heads || x.dim != y.dim)
     throw size_error("strata: " + std::string(op) + ": x is " + std::to_string(x.tokens) + " x " + std::to_string(x.heads) + " x " +
                      std::to_string(x.dim) + ", y " + std::to_string(y.tokens) + " x " + std::to_string(y.heads) + " x " + std::to_string(y.dim));
-  return run<Kind, T, O>(op, rows_from(x), std::nullopt, std::nullopt, rows_from(y), gamma, beta, eps, stream);
+  return run<Kind, T, O>(op, xr, std::nullopt, std::nullopt, yr, gamma, beta, eps, stream);
 }
 
 }  // namespace detail::norm_fused
