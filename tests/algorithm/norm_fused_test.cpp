@@ -316,6 +316,8 @@ TEST(NormFused, RowsWhoseFirstElementIsAnOutlier) {
 
 TEST(NormFused, Refusals) {
   strata::buffer b(4096 * sizeof(float), strata::memory_space::device);
+  const std::vector<float> zeros(4096, 0.0f);  // the calls that run read defined values
+  strata::copy_bytes(b.data(), zeros.data(), zeros.size() * sizeof(float));
   float* p = reinterpret_cast<float*>(b.data());
   const auto m = [](auto* q, index_t rows, index_t cols) { return strata::make_matrix_view(q, rows, cols, cols); };
   const cuda::std::span<const float> none;
