@@ -261,7 +261,7 @@ STRATA_HD inline void normalize_held(float (&h)[E], const T* gamma, const T* bet
 /// Elements a thread holds: 4, 8 or 16 (norm_bwd::shape_for), at least a unit where the rows move
 /// in units.
 template <class T, int E, bool Vec>
-constexpr bool held_ok(bool) {
+constexpr bool held_ok() {
   return !(Vec && E < lanes<T>);
 }
 
@@ -377,13 +377,9 @@ __global__ void __launch_bounds__(pass_block) rows_kernel(args<T, O> a) {
 
 template <norm_kind Kind, class T, class O, int E, bool Vec>
 const void* held_kernel_of(int block) {
-  if constexpr (!held_ok<T, E, Vec>(false)) return nullptr;
-  else if (block > group_block) {
-    if constexpr (!held_ok<T, E, Vec>(true)) return nullptr;
-    else return reinterpret_cast<const void*>(&held_kernel<Kind, T, O, E, Vec, norm_bwd::max_group>);
-  } else {
-    return reinterpret_cast<const void*>(&held_kernel<Kind, T, O, E, Vec, group_block>);
-  }
+  if constexpr (!held_ok<T, E, Vec>()) return nullptr;
+  else if (block > group_block) return reinterpret_cast<const void*>(&held_kernel<Kind, T, O, E, Vec, norm_bwd::max_group>);
+  else return reinterpret_cast<const void*>(&held_kernel<Kind, T, O, E, Vec, group_block>);
 }
 #endif
 
@@ -569,12 +565,9 @@ norm_fused_path run(const char* op, rows_of<const T> x, std::optional<rows_of<co
   if (p.shape == norm_fused_shape::rows_held) {
     auto go = [&]<bool V>() {
       norm_bwd::with_held(p.held, [&]<int E>() {
-        if constexpr (held_ok<T, E, V>(false)) {
-          if (p.block > group_block) {
-            if constexpr (held_ok<T, E, V>(true)) held_kernel<Kind, T, O, E, V, norm_bwd::max_group><<<unsigned(p.blocks), p.block, 0, stream>>>(a);
-          } else {
-            held_kernel<Kind, T, O, E, V, group_block><<<unsigned(p.blocks), p.block, 0, stream>>>(a);
-          }
+        if constexpr (held_ok<T, E, V>()) {
+          if (p.block > group_block) held_kernel<Kind, T, O, E, V, norm_bwd::max_group><<<unsigned(p.blocks), p.block, 0, stream>>>(a);
+          else held_kernel<Kind, T, O, E, V, group_block><<<unsigned(p.blocks), p.block, 0, stream>>>(a);
         }
       });
     };
