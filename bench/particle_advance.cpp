@@ -5,7 +5,8 @@
 // AoS kernel, and strata's padded AoS records inside thrust::transform. The same step on the
 // nested particle (pos and vel as vec3 members; record `nested`): packets, strata::transform and
 // the zip peer over the same leaf columns. strata::transform on an AoSoA container (blocks of 32
-// particles, each block SoA) with the same projections.
+// particles, each block SoA) with the same projections. The in-place calls over the whole record
+// (transform(v, v, f), for_each) against the same step storing every leaf.
 #include "common.hpp"
 
 #include <strata/algorithm/transform.hpp>
@@ -83,6 +84,28 @@ void strata_transform(benchmark::State& state) {
   auto in = strata::project<&particle::x, &particle::y, &particle::z, &particle::vx, &particle::vy, &particle::vz>(v);
   auto out = strata::project<&particle::x, &particle::y, &particle::z>(v);
   strata_bench::run_timed(state, bytes(), double(v.size()), [&] { strata::transform(in, out, advance{}); });
+}
+
+// The natural in-place calls over the whole record (7 leaves): each stores the 3 leaves advance
+// changes, so they move what the hand kernel moves; packets_every_leaf is the same step storing
+// every leaf back (thrust::transform over packets of the whole record, 7 columns read, 7 written).
+struct advance_in_place {
+  STRATA_HD void operator()(particle& p) const { p = advance{}(p); }
+};
+void strata_in_place(benchmark::State& state) {
+  auto& v = soa();
+  strata_bench::run_timed(state, bytes(), double(v.size()), [&] { strata::transform(v, v, advance{}); });
+}
+void for_each_in_place(benchmark::State& state) {
+  auto& v = soa();
+  strata_bench::run_timed(state, bytes(), double(v.size()), [&] { strata::for_each(v, advance_in_place{}); });
+}
+void packets_every_leaf(benchmark::State& state) {
+  auto& v = soa();
+  auto p = strata::packets(v.view());
+  strata_bench::run_timed(state, bytes(), double(v.size()), [&] {
+    thrust::transform(strata::packets_begin(p), strata::packets_end(p), strata::packets_begin(p), strata::per_record(advance{}));
+  });
 }
 
 void aosoa_transform(benchmark::State& state) {
@@ -203,6 +226,9 @@ const std::string suffix = "/" + std::to_string(particles());
 STRATA_BENCHMARK(strata_iterators, "particle_advance/strata_iterators" + suffix);
 STRATA_BENCHMARK(strata_packets, "particle_advance/strata_packets" + suffix);
 STRATA_BENCHMARK(strata_transform, "particle_advance/strata" + suffix);
+STRATA_BENCHMARK(strata_in_place, "particle_advance/strata_in_place" + suffix);
+STRATA_BENCHMARK(for_each_in_place, "particle_advance/for_each_in_place" + suffix);
+STRATA_BENCHMARK(packets_every_leaf, "particle_advance/packets_every_leaf" + suffix);
 STRATA_BENCHMARK(aosoa_transform, "particle_advance/strata_aosoa" + suffix);
 STRATA_BENCHMARK(thrust_zip, "particle_advance/thrust_zip" + suffix);
 STRATA_BENCHMARK(hand_float4, "particle_advance/hand_float4" + suffix);

@@ -323,3 +323,72 @@ TEST(Transform, AosContainersAndViewsRunRecordByRecord) {
   for (auto& r : pairs) r.a += r.b;
   EXPECT_EQ(first_difference<two_floats>(p.to_host(), pairs), -1);
 }
+
+struct drift_x_only {
+  STRATA_HD particle operator()(particle p) const {
+    p.x += p.vx * 0.5f;
+    return p;
+  }
+};
+struct halve_y_below_half {
+  template <class P>
+  STRATA_HD void operator()(P& p) const {
+    if (p.y < 0.5f) p.y *= 0.5f;
+  }
+};
+
+// In place, updates store a leaf only where the functor changed it. Two leaves of one view share
+// memory here (x with mass, y with vz), the changed one first in leaf order: storing the unchanged
+// leaf's loaded value after it, as a store of every leaf does, would put the old value back. Every
+// path: packets, the records after a foreign view's last whole packet, strata's kernel and
+// Thrust's, for_each, transform of a view or its const view onto itself, projections.
+TEST(ForEach, InPlaceUpdatesStoreOnlyTheLeavesTheyChange) {
+  STRATA_SEED_TRACE();
+  const strata::index_t saved = strata::detail::direct_launch_limit;
+  constexpr std::size_t w = strata::layout::record_descriptor<particle>::packet_width;
+  for (strata::index_t limit : {saved, strata::index_t(0)})
+    for (std::size_t n : {std::size_t(1), w - 1, w + 1, std::size_t(4097), std::size_t(99991)})
+      for (int call = 0; call < 6; ++call) {
+        SCOPED_TRACE("limit=" + std::to_string(limit) + " n=" + std::to_string(n) + " call=" + std::to_string(call));
+        strata::detail::direct_launch_limit = limit;
+        auto ref = random_records<particle>(n);
+        foreign_columns<particle> f(n);
+        f.upload(ref);
+        using cspan = cuda::std::span<float>;
+        auto v = strata::make_soa_view<particle>(strata::index_t(n), strata::alignment::vector, cspan(f.column<0>(), n),
+                                                 cspan(f.column<1>(), n), cspan(f.column<2>(), n), cspan(f.column<3>(), n),
+                                                 cspan(f.column<4>(), n), cspan(f.column<1>(), n), cspan(f.column<0>(), n));
+        const strata::soa_view<const particle> cv = v;
+        strata::update_path p{};
+        if (call == 0) p = strata::for_each(v, halve_y_below_half{});
+        if (call == 1) p = strata::transform(v, v, drift_x_only{});
+        if (call == 2) p = strata::transform(cv, v, drift_x_only{});
+        if (call == 3) p = strata::for_each(strata::project<&particle::x, &particle::y, &particle::vz, &particle::mass>(v), halve_y_below_half{});
+        if (call == 4) {
+          auto pr = strata::project<&particle::x, &particle::vx, &particle::mass>(v);
+          p = strata::transform(pr, pr, drift_x_only{});
+        }
+        if (call == 5) p = strata::transform(v, strata::project<&particle::x>(v), drift_x_only{});  // not in place: x only
+        strata::synchronize(strata::stream_t{});
+        strata::detail::direct_launch_limit = saved;
+        EXPECT_EQ(p, (strata::update_path{strata::path::vectorized, call == 5 ? strata::stores::every_leaf : strata::stores::changed_leaves}));
+        const auto got = f.download();
+        for (std::size_t i = 0; i < n; ++i) {
+          particle r = ref[i];
+          r.mass = r.x, r.vz = r.y;  // what the aliased view reads
+          if (call == 0 || call == 3) halve_y_below_half{}(r);
+          else r = drift_x_only{}(r);
+          ASSERT_EQ(got[i].x, r.x) << "record " << i;
+          ASSERT_EQ(got[i].y, r.y) << "record " << i;
+          ASSERT_EQ(got[i].vx, ref[i].vx) << "record " << i;
+        }
+        EXPECT_EQ(f.damage(), "");
+      }
+  // AoS records: the accesses holding a changed leaf are stored, the others kept.
+  auto recs = random_records<particle>(1001);
+  strata::aos_vector<particle> a(recs);
+  EXPECT_EQ(strata::for_each(a, halve_y_below_half{}), strata::path::vectorized);
+  EXPECT_EQ(strata::transform(a, a, drift_x_only{}), (strata::update_path{strata::path::vectorized, strata::stores::changed_leaves}));
+  for (auto& r : recs) halve_y_below_half{}(r), r = drift_x_only{}(r);
+  EXPECT_EQ(first_difference<particle>(a.to_host(), recs), -1) << describe_difference<particle>(a.to_host(), recs);
+}

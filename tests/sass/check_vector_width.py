@@ -93,9 +93,12 @@ def main():
 
     # load=128: every global load is 128 bits; load=any128: the kernel has 128-bit loads (other
     # widths allowed, e.g. byte accesses at the ends of an unaligned array).
-    expects = re.findall(r"//\s*sass-expect:\s*(\S+)\s+load=(any)?(\d+)\s+store=(any)?(\d+)", open(args.source).read())
+    # loads=N stores=N (optional, SASS only: PTX keeps loads that ptxas removes): the kernel has
+    # exactly that many global loads / stores, e.g. an in-place update storing only what it changed.
+    expects = re.findall(r"//\s*sass-expect:\s*(\S+)\s+load=(any)?(\d+)\s+store=(any)?(\d+)(?:\s+loads=(\d+)\s+stores=(\d+))?",
+                         open(args.source).read())
     failures = 0
-    for regex, load_any, load, store_any, store in expects:
+    for regex, load_any, load, store_any, store, loads, stores in expects:
         want = {"load": int(load), "store": int(store)}
         anyw = {"load": bool(load_any), "store": bool(store_any)}
         matched = [f for f in funcs if re.search(regex, f)]
@@ -114,6 +117,11 @@ def main():
                     for k, b, text in ops:
                         if k == kind and b != want[kind]:
                             print(f"       {text}")
+            if loads and mode.startswith("SASS"):
+                for kind, n in (("load", int(loads)), ("store", int(stores))):
+                    got = sum(1 for k, _, _ in ops if k == kind)
+                    failures += got != n
+                    print(f"{'ok  ' if got == n else 'FAIL'} {f[:60]:60} {kind:5} count {got} want {n}")
     print(f"{len(expects)} expectations, {failures} failures")
     if args.expect_failure:
         print("negative control: " + ("the check caught the unaligned build" if failures else "NOT caught"))

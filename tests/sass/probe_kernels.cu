@@ -104,6 +104,15 @@ void probe_thrust_packets_bytes(strata::soa_view<const three_bytes> in, strata::
 void probe_strata_transform(strata::soa_view<const particle> in, strata::soa_view<particle> out) {
   strata::transform(in, out, drift{});
 }
+// In place, an update stores the leaves it changes only: drift reads x, y, z, vx, vy, vz and writes
+// x, y, z (the mass is neither loaded nor stored, the velocities not stored), as a hand float4
+// kernel does; for_each's kick the same with the roles swapped.
+// sass-expect: direct_kernel.*update_each.*basic_packet_view.*assign_result.*drift load=128 store=128 loads=6 stores=3
+// sass-expect: direct_kernel.*update_each.*basic_packet_view.*per_record_update.*kick load=128 store=128 loads=6 stores=3
+void probe_in_place(strata::soa_view<particle> v) {
+  strata::transform(v, v, drift{});
+  strata::for_each(v, kick{});
+}
 // Reductions: the column body is read as 16-byte vectors (head and tail elements one by one).
 // sass-expect: reduce_kernel.*column_source load=any128 store=any32
 void probe_reduce(cuda::std::span<const float> col, float* result) {

@@ -29,6 +29,17 @@ namespace strata {
 
 enum class path { vectorized, scalar };
 
+/// What an update stored: every leaf of every output record, or (in place) a record's leaves only
+/// where the functor changed their bits.
+enum class stores { every_leaf, changed_leaves };
+/// The path transform and for_each took (it converts to `path`) and which leaves they stored.
+struct update_path {
+  path access;
+  stores written;
+  constexpr operator path() const { return access; }
+  friend constexpr bool operator==(const update_path&, const update_path&) = default;
+};
+
 namespace detail {
 template <class V>
 auto as_view(V& v) {
@@ -181,16 +192,22 @@ struct on_record {
   }
 };
 
-/// Lifts f(record&) to a packet reference: load the packet, update every lane, store it back.
+/// Lifts f(record&) to a packet reference: load the packet, update every lane, store back the
+/// columns whose leaves the update changed in some lane (reflect/changes.hpp).
 template <class F>
 struct per_record_update {
   F f;
   template <class Ref>
   STRATA_HD void operator()(Ref ref) const {
     auto pk = ref.get();
+    leaf_changes<typename Ref::record> changed;
     STRATA_UNROLL
-    for (int k = 0; k < decltype(pk)::width; ++k) f(pk.lane[k]);
-    ref = pk;
+    for (int k = 0; k < decltype(pk)::width; ++k) {
+      const auto before = pk.lane[k];
+      f(pk.lane[k]);
+      changed.note(before, pk.lane[k]);
+    }
+    ref.store_changed(pk, changed);
   }
 };
 template <class F>
@@ -198,29 +215,88 @@ struct per_record_update_scalar {
   F f;
   template <class Ref>
   STRATA_HD void operator()(Ref ref) const {
-    auto r = ref.get();
+    const auto before = ref.get();
+    auto r = before;
     f(r);
-    ref = r;
+    ref.store_changed(r, before);
   }
 };
+/// transform's functor run in place: r = f(r).
+template <class F>
+struct assign_result {
+  F f;
+  template <class R>
+  STRATA_HD void operator()(R& r) const {
+    r = f(static_cast<const R&>(r));
+  }
+};
+
+/// True when two operands are the same records of the same memory (a view and its const view, a
+/// container and its view, one projection twice): transform then updates in place.
+template <class A, class B>
+bool same_records(const A& a, const B& b) {
+  if constexpr (requires { a.same_records(b); }) return a.same_records(b);
+  else return false;
+}
+
+/// for_each's body, shared with in-place transform: packets over the whole packets (or all of the
+/// view), records one by one after them; each stores back only the leaves the update changed.
+template <class V, class F>
+path update_in_place(const V& v, F f, stream_t stream, const char* packets_what, const char* records_what) {
+  using record = typename V::value_type;
+  const index_t n = v.size();
+  const index_t body = packet_body<record>(n, v);
+  const path taken = path_taken<V>(body);
+  if (n == 0) return taken;
+  const bool direct = n <= direct_launch_limit;
+  const auto pol = policy(stream);
+  if constexpr (packets_apply<record, V>) {
+    if (body > 0) {
+      auto pv = packets(leading(v, body));
+      if (direct) {
+        run_each(update_each<decltype(pv), per_record_update<F>>{pv, {f}}, pv.size(), stream, packets_what);
+      } else {
+        thrust::for_each(pol, packets_begin(pv), packets_end(pv), per_record_update<F>{f});
+        after_launch(packets_what);
+      }
+    }
+  }
+  const index_t from = body >= 0 ? body : 0;
+  if (from < n) {
+    if (direct || n - from < n / 2) {
+      auto tail = records_from(v, from);
+      run_each(update_each<decltype(tail), per_record_update_scalar<F>>{tail, {f}}, n - from, stream, records_what);
+    } else {
+      thrust::for_each(pol, records_begin(v) + from, records_end(v), per_record_update_scalar<F>{f});
+      after_launch(records_what);
+    }
+  }
+  return taken;
+}
 }  // namespace detail
 
 /// out[i] = f(in[i]) for every record; in and out are views (SoA, AoSoA, AoS), projections or
 /// containers of the same size (in place is fine). Vectorized when both sides are columnar, 16-byte
 /// aligned and every leaf is 1, 2, 4, 8 or 16 bytes (packets), or both are AoS with records of 16
 /// bytes or more (each moved whole); otherwise record by record (the returned path says which).
-/// Records past size() are never written unless they are the view's own padding.
+/// Records past size() are never written unless they are the view's own padding. In place (out the
+/// same records as in), a record's leaves are stored only where f changed their bits, so a step
+/// that changes 3 of 7 leaves writes 3 columns (update_path::written says which rule ran).
 template <class In, class Out, class F>
-path transform(const In& in_arg, Out&& out_arg, F f, stream_t stream = {}) {
+update_path transform(const In& in_arg, Out&& out_arg, F f, stream_t stream = {}) {
   auto in = detail::as_const_view(in_arg);
   auto out = detail::as_view(out_arg);
   if (in.size() != out.size()) detail::throw_size_error("strata::transform: output records", out.size(), in.size());
   detail::launch_scope scope("strata::transform", stream, {detail::described(in, "input"), detail::described(out, "output")});
   detail::note_stream(in_arg, stream), detail::note_stream(out_arg, stream);
+  if (detail::same_records(out, in))
+    return {detail::update_in_place(out, detail::assign_result<F>{f}, stream, "strata::transform (packets, in place)",
+                                    "strata::transform (records, in place)"),
+            stores::changed_leaves};
   using record = typename decltype(in)::value_type;
   const index_t n = in.size();
   const index_t body = detail::packet_body<record>(n, in, out);
-  const path taken = detail::path_taken<decltype(in), decltype(out)>(body);
+  const update_path taken{detail::path_taken<decltype(in), decltype(out)>(body), stores::every_leaf};
   if (n == 0) return taken;
   const bool direct = n <= detail::direct_launch_limit;
   const auto policy = detail::policy(stream);
@@ -252,44 +328,15 @@ path transform(const In& in_arg, Out&& out_arg, F f, stream_t stream = {}) {
   return taken;
 }
 
-/// f(record&) for every record, written back to the view's (or projection's) columns, or to the AoS
-/// view's records.
+/// f(record&) for every record, in place: each record's leaves are written back to the view's (or
+/// projection's) columns, or to the AoS view's records, where f changed their bits, and nowhere
+/// else (update_path::written says so).
 template <class V, class F>
-path for_each(V&& v_arg, F f, stream_t stream = {}) {
+update_path for_each(V&& v_arg, F f, stream_t stream = {}) {
   auto v = detail::as_view(v_arg);
   detail::launch_scope scope("strata::for_each", stream, {detail::described(v, "view")});
   detail::note_stream(v_arg, stream);
-  using record = typename decltype(v)::value_type;
-  const index_t n = v.size();
-  const index_t body = detail::packet_body<record>(n, v);
-  const path taken = detail::path_taken<decltype(v)>(body);
-  if (n == 0) return taken;
-  const bool direct = n <= detail::direct_launch_limit;
-  const auto policy = detail::policy(stream);
-  if constexpr (detail::packets_apply<record, decltype(v)>) {
-    if (body > 0) {
-      auto pv = packets(detail::leading(v, body));
-      if (direct) {
-        detail::run_each(detail::update_each<decltype(pv), detail::per_record_update<F>>{pv, {f}}, pv.size(), stream,
-                         "strata::for_each (packets)");
-      } else {
-        thrust::for_each(policy, packets_begin(pv), packets_end(pv), detail::per_record_update<F>{f});
-        detail::after_launch("strata::for_each (packets)");
-      }
-    }
-  }
-  const index_t from = body >= 0 ? body : 0;
-  if (from < n) {
-    if (direct || n - from < n / 2) {
-      auto tail = detail::records_from(v, from);
-      detail::run_each(detail::update_each<decltype(tail), detail::per_record_update_scalar<F>>{tail, {f}}, n - from, stream,
-                       "strata::for_each (records)");
-    } else {
-      thrust::for_each(policy, records_begin(v) + from, records_end(v), detail::per_record_update_scalar<F>{f});
-      detail::after_launch("strata::for_each (records)");
-    }
-  }
-  return taken;
+  return {detail::update_in_place(v, f, stream, "strata::for_each (packets)", "strata::for_each (records)"), stores::changed_leaves};
 }
 
 }  // namespace strata

@@ -45,6 +45,12 @@ class aos_reference {
   {
     return *this = o.get();
   }
+  /// Writes the 16-byte accesses of the record that hold a leaf whose bits differ from before.
+  STRATA_HD void store_changed(const record& r, const record& before) const
+    requires(!std::is_const_v<T>)
+  {
+    layout::store_record_changed<record>(p_, r, before);
+  }
   template <std::size_t L>
   STRATA_HD auto& get() const {
     return reflect::leaf<L>(p_->value);
@@ -97,6 +103,12 @@ class aos_view {
   STRATA_HD stored* data() const { return data_; }
   STRATA_HD cuda::std::span<stored> records() const { return {data_, static_cast<std::size_t>(size_)}; }
   STRATA_HD reference operator[](index_t i) const { return reference(data_ + i); }
+  /// The same records of the same memory (one mutable, one const, say).
+  template <class U>
+    requires std::is_same_v<std::remove_const_t<U>, record>
+  STRATA_HD bool same_records(const aos_view<U>& o) const {
+    return static_cast<const void*>(o.data()) == static_cast<const void*>(data_) && o.size() == size_;
+  }
   STRATA_HD record load(index_t i) const { return layout::load_record<record>(data_ + i); }
   STRATA_HD void store(index_t i, const record& r) const
     requires(!is_const)

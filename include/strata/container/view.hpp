@@ -10,6 +10,7 @@
 #include <strata/layout/mapping.hpp>
 #include <strata/memory/device.hpp>
 #include <strata/memory/error.hpp>
+#include <strata/reflect/changes.hpp>
 
 #include <cuda/std/array>
 #include <cuda/std/span>
@@ -131,6 +132,14 @@ class basic_reference {
   STRATA_HD const basic_reference& operator=(const basic_reference<U, M>& o) const {
     view_.store(i_, o.get());
     return *this;
+  }
+
+  /// Writes the leaves of r whose bits differ from before (the record as read): an in-place
+  /// update's store.
+  STRATA_HD void store_changed(const record& r, const record& before) const
+    requires(!std::is_const_v<T>)
+  {
+    view_.store_changed(i_, r, before);
   }
 
   template <std::size_t L>
@@ -259,6 +268,23 @@ class basic_view {
       constexpr std::size_t L = decltype(f)::value;
       *leaf_ptr<L>(i) = reflect::leaf<L>(r);
     });
+  }
+
+  STRATA_HD void store_changed(index_t i, const record& r, const record& before) const
+    requires(!is_const)
+  {
+    reflect::for_each_leaf<record>([&](auto f) {
+      constexpr std::size_t L = decltype(f)::value;
+      if (detail::bits_differ(reflect::leaf<L>(r), reflect::leaf<L>(before))) *leaf_ptr<L>(i) = reflect::leaf<L>(r);
+    });
+  }
+  /// True when o's records are these records: the same columns (mutable or const) and size.
+  template <class U>
+  STRATA_HD bool same_records(const basic_view<U, M>& o) const {
+    if (o.size() != size_) return false;
+    for (std::size_t i = 0; i < leaves; ++i)
+      if (static_cast<const void*>(o.column_bytes(i)) != static_cast<const void*>(cols_[i])) return false;
+    return true;
   }
 
   /// Every column 16-byte aligned and every leaf 1, 2, 4, 8 or 16 bytes: 16-byte accesses may run.

@@ -12,6 +12,7 @@
 #include <strata/iterator/projection.hpp>
 #include <strata/iterator/record_iterator.hpp>
 #include <strata/layout/vector_access.hpp>
+#include <strata/reflect/changes.hpp>
 
 #include <cstring>
 #include <string>
@@ -74,6 +75,11 @@ STRATA_HD inline void store_column(const V& view, index_t p, const packet<T>& pk
   STRATA_UNROLL
   for (std::size_t k = 0; k < col::accesses; ++k) vec::store<col::access>(dst + k * col::access, words[k]);
 }
+/// Stores column L of packet p only where the update changed that leaf in some lane.
+template <class T, std::size_t L, class V>
+STRATA_HD inline void store_changed_column(const V& view, index_t p, const packet<T>& pk, const leaf_changes<T>& c) {
+  if (c.leaf[L]) store_column<T, L>(view, p, pk);
+}
 }  // namespace detail
 
 /// Proxy for packet p over leaves I... of a columnar view.
@@ -108,6 +114,13 @@ class packet_reference {
     requires(!std::is_const_v<T>)
   {
     return *this = o.get();
+  }
+  /// Writes back the columns (of leaves I...) that c flags as changed, leaving the others' memory
+  /// as it is: an in-place update's store.
+  STRATA_HD void store_changed(const value_type& pk, const detail::leaf_changes<record>& c) const
+    requires(!std::is_const_v<T>)
+  {
+    (detail::store_changed_column<record, I>(view_, p_, pk, c), ...);
   }
 
  private:

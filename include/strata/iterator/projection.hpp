@@ -43,6 +43,14 @@ class projection_reference {
   {
     return *this = o.get();
   }
+  /// Writes the projected leaves of r whose bits differ from before: an in-place update's store.
+  STRATA_HD void store_changed(const record& r, const record& before) const
+    requires(!std::is_const_v<T>)
+  {
+    ((detail::bits_differ(reflect::leaf<L>(r), reflect::leaf<L>(before)) ? void(*view_.template leaf_ptr<L>(i_) = reflect::leaf<L>(r))
+                                                                           : void()),
+     ...);
+  }
   template <auto Sel>
     requires selector<Sel>
   STRATA_HD auto& get() const {
@@ -86,6 +94,11 @@ class basic_projection {
   STRATA_HD bool packets_fit() const { return view_.packets_fit(); }
   STRATA_HD bool packet_ready() const { return view_.packet_ready(); }
   STRATA_HD basic_projection first(index_t n) const { return basic_projection(view_.first(n)); }
+  /// The same leaves of the same records (one mutable, one const, say).
+  template <class U>
+  STRATA_HD bool same_records(const basic_projection<U, M, L...>& o) const {
+    return view_.same_records(o.base());
+  }
 
  private:
   basic_view<T, M> view_{};

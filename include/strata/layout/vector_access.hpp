@@ -6,6 +6,7 @@
 
 #include <strata/config.hpp>
 #include <strata/layout/descriptor.hpp>
+#include <strata/reflect/changes.hpp>
 
 #include <cstdint>
 #include <cstring>
@@ -123,6 +124,29 @@ STRATA_HD inline void store_record(aligned_record<T>* p, const T& v) {
   aligned_record<T> r(v);
   STRATA_UNROLL
   for (std::size_t k = 0; k < d::accesses_per_record; ++k) {
+    vec::word_t<d::access_bytes> w;
+    std::memcpy(&w, reinterpret_cast<const char*>(&r) + k * d::access_bytes, d::access_bytes);
+    vec::store<d::access_bytes>(reinterpret_cast<char*>(p) + k * d::access_bytes, w);
+  }
+}
+
+/// Writes the accesses of a record holding a leaf whose bits differ from before (the record as
+/// read): an in-place update's store, each access whole as store_record writes it.
+template <class T>
+STRATA_HD inline void store_record_changed(aligned_record<T>* p, const T& v, const T& before) {
+  using d = record_descriptor<T>;
+  bool dirty[d::accesses_per_record] = {};
+  reflect::for_each_leaf<T>([&](auto f) {
+    constexpr std::size_t L = decltype(f)::value;
+    constexpr std::size_t first = reflect::leaf_offset<T, L>() / d::access_bytes;
+    constexpr std::size_t last = (reflect::leaf_offset<T, L>() + sizeof(reflect::leaf_type_t<T, L>) - 1) / d::access_bytes;
+    if (strata::detail::bits_differ(reflect::leaf<L>(v), reflect::leaf<L>(before)))
+      for (std::size_t k = first; k <= last; ++k) dirty[k] = true;
+  });
+  aligned_record<T> r(v);
+  STRATA_UNROLL
+  for (std::size_t k = 0; k < d::accesses_per_record; ++k) {
+    if (!dirty[k]) continue;
     vec::word_t<d::access_bytes> w;
     std::memcpy(&w, reinterpret_cast<const char*>(&r) + k * d::access_bytes, d::access_bytes);
     vec::store<d::access_bytes>(reinterpret_cast<char*>(p) + k * d::access_bytes, w);
