@@ -24,6 +24,7 @@ PEERS = {
     "particle_advance": "thrust_zip",
     "aos_to_soa": "naive",
     "soa_to_aos": "naive",
+    "columnar_convert": "naive",
     "host_aos_to_device_soa": "pinned_memcpy",
     "reduce_sum": "cub",
     "kinetic_energy": "thrust_zip",

@@ -240,3 +240,38 @@ TEST(AosoaAlgorithms, ConvertBetweenForeignViewsTouchesOnlyTheirRecords) {
     EXPECT_EQ(first_difference<mixed>(dst_owner.to_host(), want), -1);
   }
 }
+
+// Columnar -> columnar conversion between every pair of SoA and AoSoA 16 / 32 / 64, for records of
+// mixed leaf widths (groups of 8 records of `mixed`, one record of `big_record` a thread) and the
+// particle (groups of 4), at sizes that end inside a group, a block and a 16-record unit.
+template <class T, class Dst, class Src>
+void convert_pair(const Src& src, const std::vector<T>& ref) {
+  Dst dst(poisoned<T>(ref.size()));
+  EXPECT_EQ(strata::convert(src, dst), strata::path::vectorized);
+  strata::synchronize(strata::stream_t{});
+  ASSERT_EQ(first_difference<T>(dst.to_host(), ref), -1) << describe_difference<T>(dst.to_host(), ref);
+}
+template <class T, class Src>
+void convert_to_every_layout(const Src& src, const std::vector<T>& ref) {
+  convert_pair<T, strata::soa_vector<T>>(src, ref);
+  convert_pair<T, aosoa_vector<T, 16>>(src, ref);
+  convert_pair<T, aosoa_vector<T, 32>>(src, ref);
+  convert_pair<T, aosoa_vector<T, 64>>(src, ref);
+}
+template <class T>
+void convert_every_pair() {
+  for (std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(17), std::size_t(1000), std::size_t(99991)}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    auto ref = random_records<T>(n);
+    convert_to_every_layout<T>(strata::soa_vector<T>(ref), ref);
+    convert_to_every_layout<T>(aosoa_vector<T, 16>(ref), ref);
+    convert_to_every_layout<T>(aosoa_vector<T, 32>(ref), ref);
+    convert_to_every_layout<T>(aosoa_vector<T, 64>(ref), ref);
+  }
+}
+TEST(AosoaAlgorithms, ConvertBetweenEveryColumnarLayout) {
+  STRATA_SEED_TRACE();
+  convert_every_pair<mixed>();
+  convert_every_pair<big_record>();
+  convert_every_pair<particle>();
+}

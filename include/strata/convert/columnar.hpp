@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// Columnar -> columnar copies (SoA <-> AoSoA, AoSoA of one block size -> another, SoA -> SoA): every
-// leaf of a columnar mapping lies in runs of whole 16-byte units (blocks are multiples of 16
-// records), so each leaf moves as 16-byte vectors, one load and one store per unit, whatever the
-// record: no per-record registers, no shared memory. Thread k moves unit k of every leaf (a unit
-// is 16 / sizeof(leaf) records), loading a batch of leaves before storing any. The host backend
-// runs the same body per unit on OpenMP threads.
+// Columnar -> columnar copies (SoA <-> AoSoA, AoSoA of one block size -> another, SoA -> SoA): the
+// leaves of a few consecutive records lie in runs inside one block (blocks are multiples of 16
+// records) on both sides, so a thread moves them as one access per leaf, no per-record
+// registers, no shared memory. The host backend runs the same body per group on OpenMP threads.
 #pragma once
 
 #include <strata/config.hpp>
@@ -14,62 +12,88 @@
 #include <strata/memory/device.hpp>
 #include <strata/memory/error.hpp>
 
+#include <cuda/std/array>
+#include <cuda/std/tuple>
+
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace strata::detail {
 
+/// A thread copies `group` consecutive records, every leaf of them: leaf L's part is
+/// group * sizeof(L) bytes, one access of 1 to 16 bytes or 16-byte vectors, every leaf loaded
+/// before any is stored;
+/// consecutive threads take consecutive groups, so a warp's accesses to a leaf are contiguous on
+/// both sides and the warp touches all of its records' bytes at once. `group` is the largest power
+/// of two up to 16 whose records fit in 128 bytes (4 particles of 28 bytes, one record of 78).
 template <class T, class MS, class MD>
-struct columnar_copy_body {
+struct record_group_body {
+  using desc = layout::record_descriptor<T>;
   static constexpr std::size_t leaves = reflect::leaf_count<T>;
-  /// Leaves loaded into registers before any is stored: eight 16-byte vectors (32 registers).
-  static constexpr std::size_t batch = 8;
+  static constexpr index_t group = [] {
+    index_t g = 1;
+    while (g < 16 && std::size_t(g) * 2 * desc::packed_size <= 128) g *= 2;
+    return g;
+  }();
+  template <std::size_t L>
+  struct part {
+    static constexpr std::size_t bytes = std::size_t(group) * sizeof(reflect::leaf_type_t<T, L>);
+    static constexpr std::size_t access = bytes < vector_bytes ? bytes : vector_bytes;
+    static constexpr std::size_t accesses = bytes / access;
+    using word = vec::word_t<access>;
+  };
+  /// Leaves held in registers before their stores: at most 16 at a time.
+  static constexpr std::size_t batch = 16;
+
   basic_view<const T, MS> src;
   basic_view<T, MD> dst;
   index_t n;
-  index_t owned;  ///< records both sides own (capacity): whole units inside it move as vectors
+  index_t owned;  ///< records both sides own (capacity): whole groups inside it move as words
 
-  template <std::size_t L>
-  static constexpr index_t unit = index_t(vector_bytes / sizeof(reflect::leaf_type_t<T, L>));
-
-  STRATA_HD void operator()(index_t k) const {
-    [&]<std::size_t... B>(std::index_sequence<B...>) { (copy_batch<B * batch>(k), ...); }(
-        std::make_index_sequence<(leaves + batch - 1) / batch>{});
+  STRATA_HD void operator()(index_t g) const {
+    const index_t r = g * group;
+    if (r + group <= owned) {
+      [&]<std::size_t... B>(std::index_sequence<B...>) { (copy_batch<B * batch>(r), ...); }(
+          std::make_index_sequence<(leaves + batch - 1) / batch>{});
+    } else {
+      // The last records of a view whose memory ends inside the group (a foreign view).
+      for (index_t i = r; i < n; ++i) dst.store(i, src.load(i));
+    }
   }
 
  private:
   template <std::size_t First>
-  STRATA_HD void copy_batch(index_t k) const {
+  STRATA_HD void copy_batch(index_t r) const {
     constexpr std::size_t count = leaves - First < batch ? leaves - First : batch;
-    vec::word16 w[count];
     [&]<std::size_t... J>(std::index_sequence<J...>) {
-      ((k * unit<First + J> < n && (k + 1) * unit<First + J> <= owned
-            ? void(w[J] = vec::load<16>(src.template leaf_ptr<First + J>(k * unit<First + J>)))
-            : void()),
-       ...);
-      (store_unit<First + J>(k, w[J]), ...);
+      auto words = cuda::std::make_tuple(load_part<First + J>(r)...);
+      (store_part<First + J>(r, cuda::std::get<J>(words)), ...);
     }(std::make_index_sequence<count>{});
   }
   template <std::size_t L>
-  STRATA_HD void store_unit(index_t k, const vec::word16& w) const {
-    constexpr index_t u = unit<L>;
-    const index_t r = k * u;
-    if (r >= n) return;
-    if (r + u <= owned) {
-      vec::store<16>(dst.template leaf_ptr<L>(r), w);
-    } else {
-      // A unit one side does not wholly own (a foreign view's last records): element by element.
-      for (index_t j = r; j < n; ++j) *dst.template leaf_ptr<L>(j) = *src.template leaf_ptr<L>(j);
-    }
+  STRATA_HD cuda::std::array<typename part<L>::word, part<L>::accesses> load_part(index_t r) const {
+    cuda::std::array<typename part<L>::word, part<L>::accesses> w;
+    const char* p = reinterpret_cast<const char*>(src.template leaf_ptr<L>(r));
+    STRATA_UNROLL
+    for (std::size_t k = 0; k < part<L>::accesses; ++k) w[k] = vec::load<part<L>::access>(p + k * part<L>::access);
+    return w;
+  }
+  template <std::size_t L>
+  STRATA_HD void store_part(index_t r, const cuda::std::array<typename part<L>::word, part<L>::accesses>& w) const {
+    char* p = reinterpret_cast<char*>(dst.template leaf_ptr<L>(r));
+    STRATA_UNROLL
+    for (std::size_t k = 0; k < part<L>::accesses; ++k) vec::store<part<L>::access>(p + k * part<L>::access, w[k]);
   }
 };
 
 #if defined(STRATA_BACKEND_CUDA)
 inline constexpr int columnar_copy_threads = 256;
 template <class Body>
-__global__ void __launch_bounds__(columnar_copy_threads) columnar_copy_kernel(Body body, index_t units) {
-  const index_t k = index_t(blockIdx.x) * columnar_copy_threads + threadIdx.x;
-  if (k < units) body(k);
+__global__ void __launch_bounds__(columnar_copy_threads) columnar_copy_kernel(Body body, index_t groups) {
+  const index_t g = index_t(blockIdx.x) * columnar_copy_threads + threadIdx.x;
+  if (g < groups) body(g);
 }
 #endif
 
@@ -91,20 +115,18 @@ void columnar_copy(const basic_view<const T, MS>& src, const basic_view<T, MD>& 
   static_assert(layout::record_descriptor<T>::all_leaves_vectorizable);
   const index_t n = src.size();
   if (n == 0) return;
-  using body_t = columnar_copy_body<T, MS, MD>;
-  body_t body{src, dst, n, src.capacity() < dst.capacity() ? src.capacity() : dst.capacity()};
-  // Units of the widest leaf are the most numerous: one thread each.
-  const index_t u_min = index_t(vector_bytes / layout::record_descriptor<T>::widest_leaf);
-  const index_t units = (n + u_min - 1) / u_min;
+  using body_t = record_group_body<T, MS, MD>;
+  const body_t body{src, dst, n, src.capacity() < dst.capacity() ? src.capacity() : dst.capacity()};
+  const index_t groups = (n + body_t::group - 1) / body_t::group;
 #if defined(STRATA_BACKEND_CUDA)
-  const index_t blocks = (units + columnar_copy_threads - 1) / columnar_copy_threads;
+  const index_t blocks = (groups + columnar_copy_threads - 1) / columnar_copy_threads;
   if (blocks > index_t(0x7fffffff)) throw size_error("strata: columnar copy of " + std::to_string(n) + " records needs too many blocks");
-  columnar_copy_kernel<<<unsigned(blocks), columnar_copy_threads, 0, stream>>>(body, units);
+  columnar_copy_kernel<<<unsigned(blocks), columnar_copy_threads, 0, stream>>>(body, groups);
   check_launch("columnar copy kernel launch");
 #else
   (void)stream;
-  STRATA_PARALLEL_FOR_IF(units > 4096)
-  for (index_t k = 0; k < units; ++k) body(k);
+  STRATA_PARALLEL_FOR_IF(groups > 4096)
+  for (index_t g = 0; g < groups; ++g) body(g);
 #endif
 }
 

@@ -71,10 +71,8 @@ inline constexpr bool is_aos_view<aos_view<T>> = true;
 }  // namespace detail
 
 /// src -> dst, any two layouts of the same record and size: views or containers (aos_*, soa_*,
-/// aosoa_*, basic_*). AoS on either side runs the transposes. Two columnar layouts run packets
-/// (transform's path: CUB's tuned kernel) when a packet gives every leaf whole 16-byte vectors;
-/// records whose packets are narrower than that (wide records with narrow leaves: a packet holds
-/// at most 256 bytes) move each leaf in 16-byte units instead (columnar.hpp). Leaves that are not
+/// aosoa_*, basic_*). AoS on either side runs the transposes. Two columnar layouts move groups of
+/// records leaf by leaf, one access per leaf (columnar.hpp). Leaves that are not
 /// 1, 2, 4, 8 or 16 bytes, or sides that are not 16-byte aligned, go record by record (the
 /// returned path says which).
 template <class Src, class Dst>
@@ -94,7 +92,7 @@ path convert(const Src& src_arg, Dst&& dst_arg, stream_t stream = {}) {
     using record = typename decltype(dst)::value_type;
     if (src.size() != dst.size()) detail::throw_size_error("strata::convert: output records", dst.size(), src.size());
     using d = layout::record_descriptor<record>;
-    if constexpr (d::all_leaves_vectorizable && d::packet_width < d::column_quantum) {
+    if constexpr (d::all_leaves_vectorizable) {
       if (detail::columnar_copy_applies(src, dst)) {
         detail::launch_scope scope("strata::convert", stream, {detail::described(src, "input"), detail::described(dst, "output")});
         detail::columnar_copy(src, dst, stream);
