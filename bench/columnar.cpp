@@ -130,9 +130,12 @@ struct particle7 {
 };
 const bool registered = [] {
   register_record<particle7>("particle");
+#if defined(STRATA_BACKEND_CUDA)
+  // The host backend (CI's build) compiles and runs one record: its figures back nothing.
   register_record<event20>("event20");
   register_record<sample2007>("sample2007");
   register_record<mixed32>("mixed32");
+#endif
   return true;
 }();
 
