@@ -15,7 +15,6 @@
 #include <cuda/std/array>
 #include <cuda/std/tuple>
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -24,9 +23,8 @@ namespace strata::detail {
 
 /// A thread copies `group` consecutive records, every leaf of them: leaf L's part is
 /// group * sizeof(L) bytes, one access of 1 to 16 bytes or 16-byte vectors, every leaf loaded
-/// before any is stored;
-/// consecutive threads take consecutive groups, so a warp's accesses to a leaf are contiguous on
-/// both sides and the warp touches all of its records' bytes at once. `group` is the largest power
+/// before any is stored; consecutive threads take consecutive groups, so a warp's accesses to a
+/// leaf are contiguous on both sides and the warp touches all of its records' bytes at once. `group` is the largest power
 /// of two up to 16 whose records fit in 128 bytes (4 particles of 28 bytes, one record of 78).
 template <class T, class MS, class MD>
 struct record_group_body {

@@ -50,18 +50,6 @@ struct leaf_changes {
       ((leaf[L] = leaf[L] || bits_differ(reflect::leaf<L>(before), reflect::leaf<L>(after))), ...);
     }(std::make_index_sequence<count>{});
   }
-  STRATA_HD bool any() const {
-    bool a = false;
-    for (std::size_t k = 0; k < count; ++k) a = a || leaf[k];
-    return a;
-  }
 };
-
-template <class T>
-STRATA_HD inline leaf_changes<T> changes_between(const T& before, const T& after) {
-  leaf_changes<T> c;
-  c.note(before, after);
-  return c;
-}
 
 }  // namespace strata::detail
