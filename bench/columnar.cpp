@@ -2,7 +2,7 @@
 // Columnar -> columnar conversion (SoA, AoSoA of 16, 32 and 64 records) of records with leaves of
 // mixed widths: the first 20 fields of LLAMA's viewcopy event record (78 bytes: i32, i32, i64,
 // two f32, seven i32, two u8, six f32), the {float, int, short, char} record of NVIDIA's 2007
-// AoS/SoA sample and a 32-field record of f32 / f64 / i32 / u8. strata::convert against the naive
+// AoS/SoA sample, a 32-field record of f32 / f64 / i32 / u8 and {double, int8}. strata::convert against the naive
 // kernel over the same views (`dst[i] = src[i]`, one record a thread), in the same run; GB/s count
 // each record's packed bytes read once and written once.
 #include "common.hpp"
@@ -26,6 +26,9 @@ struct event20 {
 };
 struct sample2007 {
   BOOST_HANA_DEFINE_STRUCT(sample2007, (float, f), (std::int32_t, i), (std::int16_t, s), (std::int8_t, c));
+};
+struct f64_i8 {
+  BOOST_HANA_DEFINE_STRUCT(f64_i8, (double, value), (std::int8_t, flag));
 };
 struct mixed32 {
   BOOST_HANA_DEFINE_STRUCT(mixed32, (float, a0), (double, a1), (std::int32_t, a2), (std::uint8_t, a3), (float, a4), (double, a5),
@@ -135,6 +138,7 @@ const bool registered = [] {
   register_record<event20>("event20");
   register_record<sample2007>("sample2007");
   register_record<mixed32>("mixed32");
+  register_record<f64_i8>("f64-i8");
 #endif
   return true;
 }();

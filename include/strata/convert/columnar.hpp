@@ -12,7 +12,6 @@
 #include <strata/memory/device.hpp>
 #include <strata/memory/error.hpp>
 
-#include <cuda/std/array>
 #include <cuda/std/tuple>
 
 #include <cstdint>
@@ -22,25 +21,27 @@
 namespace strata::detail {
 
 /// A thread copies `group` consecutive records, every leaf of them: leaf L's part is
-/// group * sizeof(L) bytes, one access of 1 to 16 bytes or 16-byte vectors, every leaf loaded
-/// before any is stored; consecutive threads take consecutive groups, so a warp's accesses to a
-/// leaf are contiguous on both sides and the warp touches all of its records' bytes at once. `group` is the largest power
-/// of two up to 16 whose records fit in 128 bytes (4 particles of 28 bytes, one record of 78).
+/// group * sizeof(L) bytes, one access of at most 16 bytes, every leaf loaded before any is stored;
+/// consecutive threads take consecutive groups, so a warp's accesses to a leaf are contiguous on
+/// both sides and the warp touches all of its records' bytes at once. `group` is the largest power
+/// of two up to 16 whose records fit in 128 bytes and whose widest leaf fits in one 16-byte access
+/// (4 particles of seven floats, 2 records of {double, int8}, 1 record with a 16-byte leaf): a
+/// part of several 16-byte vectors per thread would spread a warp's accesses over several
+/// segments each and lose a third of the bandwidth.
 template <class T, class MS, class MD>
 struct record_group_body {
   using desc = layout::record_descriptor<T>;
   static constexpr std::size_t leaves = reflect::leaf_count<T>;
   static constexpr index_t group = [] {
     index_t g = 1;
-    while (g < 16 && std::size_t(g) * 2 * desc::packed_size <= 128) g *= 2;
+    while (g < 16 && std::size_t(g) * 2 * desc::packed_size <= 128 && std::size_t(g) * 2 * desc::widest_leaf <= vector_bytes) g *= 2;
     return g;
   }();
   template <std::size_t L>
   struct part {
     static constexpr std::size_t bytes = std::size_t(group) * sizeof(reflect::leaf_type_t<T, L>);
-    static constexpr std::size_t access = bytes < vector_bytes ? bytes : vector_bytes;
-    static constexpr std::size_t accesses = bytes / access;
-    using word = vec::word_t<access>;
+    static_assert(bytes <= vector_bytes);
+    using word = vec::word_t<bytes>;
   };
   /// Leaves held in registers before their stores: at most 16 at a time.
   static constexpr std::size_t batch = 16;
@@ -71,18 +72,12 @@ struct record_group_body {
     }(std::make_index_sequence<count>{});
   }
   template <std::size_t L>
-  STRATA_HD cuda::std::array<typename part<L>::word, part<L>::accesses> load_part(index_t r) const {
-    cuda::std::array<typename part<L>::word, part<L>::accesses> w;
-    const char* p = reinterpret_cast<const char*>(src.template leaf_ptr<L>(r));
-    STRATA_UNROLL
-    for (std::size_t k = 0; k < part<L>::accesses; ++k) w[k] = vec::load<part<L>::access>(p + k * part<L>::access);
-    return w;
+  STRATA_HD typename part<L>::word load_part(index_t r) const {
+    return vec::load<part<L>::bytes>(reinterpret_cast<const char*>(src.template leaf_ptr<L>(r)));
   }
   template <std::size_t L>
-  STRATA_HD void store_part(index_t r, const cuda::std::array<typename part<L>::word, part<L>::accesses>& w) const {
-    char* p = reinterpret_cast<char*>(dst.template leaf_ptr<L>(r));
-    STRATA_UNROLL
-    for (std::size_t k = 0; k < part<L>::accesses; ++k) vec::store<part<L>::access>(p + k * part<L>::access, w[k]);
+  STRATA_HD void store_part(index_t r, const typename part<L>::word& w) const {
+    vec::store<part<L>::bytes>(reinterpret_cast<char*>(dst.template leaf_ptr<L>(r)), w);
   }
 };
 
@@ -107,7 +102,7 @@ bool columnar_copy_applies(const basic_view<const T, MS>& src, const basic_view<
   }
 }
 
-/// dst records [0, n) = src records [0, n), leaf by leaf in 16-byte units; stream-ordered.
+/// dst records [0, n) = src records [0, n), leaf by leaf in accesses of up to 16 bytes; stream-ordered.
 template <class T, class MS, class MD>
 void columnar_copy(const basic_view<const T, MS>& src, const basic_view<T, MD>& dst, stream_t stream) {
   static_assert(layout::record_descriptor<T>::all_leaves_vectorizable);
