@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Columnar -> columnar conversion (SoA, AoSoA of 16, 32 and 64 records) of records with leaves of
+// Conversion between SoA, AoSoA of 8, 16, 32 and 64 records and padded AoS, of records with leaves of
 // mixed widths: the first 20 fields of LLAMA's viewcopy event record (78 bytes: i32, i32, i64,
 // two f32, seven i32, two u8, six f32), the {float, int, short, char} record of NVIDIA's 2007
 // AoS/SoA sample, a 32-field record of f32 / f64 / i32 / u8 and {double, int8}. strata::convert against the naive
@@ -7,6 +7,7 @@
 // each record's packed bytes read once and written once.
 #include "common.hpp"
 
+#include <strata/container/aos_vector.hpp>
 #include <strata/container/aosoa_vector.hpp>
 #include <strata/container/soa_vector.hpp>
 #include <strata/convert/convert.hpp>
@@ -39,9 +40,22 @@ struct mixed32 {
                            (std::uint8_t, a27), (float, a28), (double, a29), (std::int32_t, a30), (std::uint8_t, a31));
 };
 
-/// N == 0: SoA; otherwise AoSoA of N records a block.
+/// N == 0: SoA; N == aos: padded AoS; otherwise AoSoA of N records a block.
+constexpr std::size_t aos = ~std::size_t(0);
 template <class T, std::size_t N>
-using container_t = std::conditional_t<N == 0, strata::soa_vector<T>, strata::aosoa_vector<T, (N == 0 ? 16 : N)>>;
+struct container_of {
+  using type = strata::aosoa_vector<T, N>;
+};
+template <class T>
+struct container_of<T, 0> {
+  using type = strata::soa_vector<T>;
+};
+template <class T>
+struct container_of<T, aos> {
+  using type = strata::aos_vector<T>;
+};
+template <class T, std::size_t N>
+using container_t = typename container_of<T, N>::type;
 
 template <class T>
 std::int64_t records() {
@@ -94,6 +108,7 @@ void naive(benchmark::State& state) {
 }
 
 std::string layout_name(std::size_t n) {
+  if (n == aos) return "aos";
   std::string s = n == 0 ? "soa" : "aosoa";
   if (n != 0) s += std::to_string(n);
   return s;
@@ -127,6 +142,16 @@ void register_record(const char* record) {
   register_pair<T, 32, 16>(record);
   register_pair<T, 16, 64>(record);
   register_pair<T, 64, 16>(record);
+  // Blocks of 8: whole packets of the particle, records one by one where a leaf's run in a block
+  // is not whole 16-byte vectors (1- and 2-byte leaves); AoS on the other side.
+  register_pair<T, 0, 8>(record);
+  register_pair<T, 8, 0>(record);
+  register_pair<T, 8, 32>(record);
+  register_pair<T, 32, 8>(record);
+  register_pair<T, aos, 8>(record);
+  register_pair<T, 8, aos>(record);
+  register_pair<T, aos, 32>(record);
+  register_pair<T, 32, aos>(record);
 }
 struct particle7 {
   BOOST_HANA_DEFINE_STRUCT(particle7, (float, x), (float, y), (float, z), (float, vx), (float, vy), (float, vz), (float, mass));

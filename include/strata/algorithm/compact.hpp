@@ -68,7 +68,7 @@ struct compact_scratch {
 template <class InView>
 bool compact_prepare(const InView& in, stream_t stream, compact_scratch& ws) {
   using record = typename InView::value_type;
-  if constexpr (!layout::record_descriptor<record>::all_leaves_vectorizable) {
+  if constexpr (!layout::record_descriptor<record>::all_leaves_vectorizable || !layout::packet_blocks_of<InView>()) {
     (void)in, (void)stream, (void)ws;
     return false;
   } else {
@@ -96,7 +96,7 @@ bool compact_prepare(const InView& in, stream_t stream, compact_scratch& ws) {
 template <class InView, class OutView, class Keep, class Rest = discard>
 std::int64_t compact_packets(const InView& in, const OutView& out, Keep keep, stream_t stream, compact_scratch& ws, const Rest& rest = {}) {
   using record = typename InView::value_type;
-  if constexpr (!layout::record_descriptor<record>::all_leaves_vectorizable) {
+  if constexpr (!layout::record_descriptor<record>::all_leaves_vectorizable || !layout::packet_blocks_of<InView>()) {
     (void)in, (void)out, (void)keep, (void)stream, (void)ws, (void)rest;
     return -1;
   } else {

@@ -76,7 +76,8 @@ template <class T>
 inline constexpr bool whole_record_vectors<aos_view<T>> = layout::record_descriptor<std::remove_const_t<T>>::access_bytes == vector_bytes;
 /// Packets can run over all of these operands of Record.
 template <class Record, class... V>
-inline constexpr bool packets_apply = layout::record_descriptor<Record>::all_leaves_vectorizable && (packet_operand<V> && ...);
+inline constexpr bool packets_apply =
+    layout::record_descriptor<Record>::all_leaves_vectorizable && ((packet_operand<V> && layout::packet_blocks_of<V>()) && ...);
 
 /// The path an operation took: packets over its body, or every operand an AoS view moved in whole
 /// 16-byte accesses; otherwise record by record.

@@ -21,8 +21,8 @@
 namespace strata {
 
 namespace detail {
-/// Records per block: at least 128 bytes of the narrowest leaf (32 fp32 records), so a warp's
-/// 16-byte accesses to one leaf fill whole 128-byte lines; a multiple of 16 records.
+/// Records per block by default: at least 128 bytes of the narrowest leaf (32 fp32 records), so a
+/// warp's 16-byte accesses to one leaf fill whole 128-byte lines; a multiple of 16 records.
 template <class T>
 inline constexpr std::size_t default_aosoa_block = align_up(std::max<std::size_t>(16, 128 / layout::record_descriptor<T>::narrowest_leaf), 16);
 }  // namespace detail
@@ -34,17 +34,28 @@ struct aosoa_mapping {
   static constexpr const char* container_name = "aosoa_vector";
   static constexpr std::size_t leaves = descriptor::leaves;
   static constexpr std::size_t block = N;
-  /// A multiple of 16 records: whole packets inside a block (16-byte loads of one leaf never
-  /// cross one) and whole 16-byte units of every leaf for the transposes (a unit is at most 16
-  /// records).
-  static_assert(N > 0 && N % 16 == 0, "strata: aosoa_mapping<T, N>: N must be a positive multiple of 16");
+  static_assert(N > 0, "strata: aosoa_mapping<T, N>: N must be at least 1");
   static constexpr std::array<std::size_t, leaves> leaf_sizes = reflect::leaf_sizes<T>;
-  /// Offset of leaf l's run inside a block (every run on a 16-byte boundary); the layout of a block
-  /// does not depend on the capacity.
+  static constexpr std::array<std::size_t, leaves> leaf_alignments = reflect::leaf_alignments<T>;
+  /// The alignment of a block: the largest leaf alignment, or 16 bytes where N keeps every run a
+  /// whole number of 16-byte vectors.
+  static constexpr std::size_t block_alignment = [] {
+    std::size_t a = 1;
+    for (std::size_t j = 0; j < leaves; ++j) a = std::max(a, leaf_alignments[j]);
+    for (std::size_t j = 0; j < leaves; ++j)
+      if (N * leaf_sizes[j] % vector_bytes != 0) return a;
+    return std::max(a, vector_bytes);
+  }();
+  /// Offset of leaf l's run inside a block: the runs follow one another, each at its leaf's
+  /// alignment (on 16-byte boundaries where N is a multiple of 16: every run is then whole 16-byte
+  /// vectors); the layout of a block does not depend on the capacity.
   static constexpr std::size_t column_offset(std::size_t /*capacity*/, std::size_t l) {
     std::size_t off = 0;
-    for (std::size_t j = 0; j < l; ++j) off = align_up(off + N * layout::table_at<leaf_sizes>(j), vector_bytes);
-    return off;
+    for (std::size_t j = 0; j < l; ++j) {
+      off += N * layout::table_at<leaf_sizes>(j);
+      if (j + 1 < leaves) off = align_up(off, layout::table_at<leaf_alignments>(j + 1));
+    }
+    return l == leaves ? align_up(off, block_alignment) : off;
   }
   static constexpr std::size_t block_bytes = column_offset(0, leaves);
   static constexpr std::size_t capacity_quantum = N;
@@ -54,13 +65,17 @@ struct aosoa_mapping {
   static constexpr std::size_t leaf_offset(std::size_t /*capacity*/, std::size_t i, std::size_t l) {
     return i / N * block_bytes + column_offset(0, l) + i % N * layout::table_at<leaf_sizes>(l);
   }
+  /// The layout facts: runs in order, apart and each at its leaf's alignment, and blocks that keep
+  /// that alignment.
   static constexpr bool check(std::size_t capacity) {
     if (capacity % N != 0) return false;
     for (std::size_t j = 0; j < leaves; ++j)
-      if (column_offset(0, j) + N * leaf_sizes[j] > column_offset(0, j + 1) || column_offset(0, j) % vector_bytes != 0) return false;
-    return block_bytes % vector_bytes == 0;
+      if (column_offset(0, j) + N * leaf_sizes[j] > column_offset(0, j + 1) || column_offset(0, j) % leaf_alignments[j] != 0 ||
+          block_alignment % leaf_alignments[j] != 0)
+        return false;
+    return block_bytes % block_alignment == 0 && block_bytes >= N * layout::record_descriptor<T>::packed_size;
   }
-  static constexpr bool proven() { return check(0) && check(N) && check(round_capacity(99991)) && layout::packet_aligned_blocks<aosoa_mapping>(); }
+  static constexpr bool proven() { return check(0) && check(N) && check(round_capacity(99991)); }
 };
 
 /// Owning AoSoA container: soa_vector's interface (views, record iterators, packets, transform,

@@ -71,10 +71,11 @@ inline constexpr bool is_aos_view<aos_view<T>> = true;
 }  // namespace detail
 
 /// src -> dst, any two layouts of the same record and size: views or containers (aos_*, soa_*,
-/// aosoa_*, basic_*). AoS on either side runs the transposes. Two columnar layouts move groups of
-/// records leaf by leaf, one access per leaf (columnar.hpp). Leaves that are not
-/// 1, 2, 4, 8 or 16 bytes, or sides that are not 16-byte aligned, go record by record (the
-/// returned path says which).
+/// aosoa_*, basic_*). AoS on either side runs the transposes (a record a thread for AoSoA blocks
+/// whose runs are not whole 16-byte vectors). Two columnar layouts move groups of records leaf by
+/// leaf, one access per leaf (columnar.hpp). Leaves that are not 1, 2, 4, 8 or 16 bytes, blocks
+/// without whole packets, or sides that are not 16-byte aligned go record by record (the returned
+/// path says which).
 template <class Src, class Dst>
 path convert(const Src& src_arg, Dst&& dst_arg, stream_t stream = {}) {
   auto src = detail::as_const_view(src_arg);
@@ -84,10 +85,10 @@ path convert(const Src& src_arg, Dst&& dst_arg, stream_t stream = {}) {
   static_assert(!(aos_in && aos_out), "strata::convert: both sides are AoS; copy the records instead");
   if constexpr (aos_in) {
     aos_to_soa(src, dst, stream);
-    return path::vectorized;
+    return layout::whole_vector_blocks<typename decltype(dst)::mapping_type>() ? path::vectorized : path::scalar;
   } else if constexpr (aos_out) {
     soa_to_aos(src, dst, stream);
-    return path::vectorized;
+    return layout::whole_vector_blocks<typename decltype(src)::mapping_type>() ? path::vectorized : path::scalar;
   } else {
     using record = typename decltype(dst)::value_type;
     if (src.size() != dst.size()) detail::throw_size_error("strata::convert: output records", dst.size(), src.size());

@@ -177,12 +177,32 @@ __global__ void __launch_bounds__(Tile::threads, Tile::min_blocks) gather_kernel
 }
 #endif
 
-/// dst records [0, n) = records src[idx[i]] of a padded AoS array (Stride bytes each, check.size
-/// of them).
+/// Blocks whose runs are not whole 16-byte vectors (the tiles' stores need them): a thread a
+/// record; an index outside the source gives a zero record and is reported, as in the tiles.
 template <class T, std::size_t Stride, class I, class M>
-void gather_aos_to_soa(const std::byte* src, const I* idx, index_t n, const basic_view<T, M>& dst, stream_t stream, const index_check& check,
-                       path_gate gate = {}, unsigned long long* counter = nullptr) {
-  if (n == 0) return;
+struct gather_records_one_by_one {
+  const std::byte* src;
+  const I* idx;
+  basic_view<T, M> dst;
+  index_check check;
+  path_gate gate;
+  STRATA_HD void operator()(index_t i) const {
+    if (!gate.open()) return;
+    const I j = idx[i];
+    if (check.valid(j)) {
+      dst.store(i, *reinterpret_cast<const T*>(src + std::size_t(j) * Stride));
+    } else {
+      T zero;
+      std::memset(static_cast<void*>(&zero), 0, sizeof zero);
+      dst.store(i, zero);
+      check.bad(i);
+    }
+  }
+};
+
+template <class T, std::size_t Stride, class I, class M>
+void gather_aos_tiles(const std::byte* src, const I* idx, index_t n, const basic_view<T, M>& dst, stream_t stream, const index_check& check,
+                      path_gate gate, unsigned long long* counter) {
   using tile = warp_tile<T, Stride>;
   auto run = [&]<bool Masked>() {
 #if defined(STRATA_BACKEND_CUDA)
@@ -206,6 +226,20 @@ void gather_aos_to_soa(const std::byte* src, const I* idx, index_t n, const basi
   };
   if (needs_mask(dst, 0, n)) run.template operator()<true>();
   else run.template operator()<false>();
+}
+
+/// dst records [0, n) = records src[idx[i]] of a padded AoS array (Stride bytes each, check.size
+/// of them).
+template <class T, std::size_t Stride, class I, class M>
+void gather_aos_to_soa(const std::byte* src, const I* idx, index_t n, const basic_view<T, M>& dst, stream_t stream, const index_check& check,
+                       path_gate gate = {}, unsigned long long* counter = nullptr) {
+  if (n == 0) return;
+  if constexpr (!layout::whole_vector_blocks<M>()) {
+    (void)counter;
+    run_record_transpose(gather_records_one_by_one<T, Stride, I, M>{src, idx, dst, check, gate}, n, stream, "gather record kernel launch");
+  } else {
+    gather_aos_tiles<T, Stride>(src, idx, n, dst, stream, check, gate, counter);
+  }
 }
 
 /// What a gather costs in memory traffic beyond reading its indices and writing its leaves once,

@@ -746,13 +746,70 @@ void emulate_warp_tiles(index_t n, Load&& load, Store&& store) {
 }
 #endif
 
+/// The columnar side of a transpose: n records, every column 16-byte aligned (each leaf's own
+/// alignment where the blocks move record by record).
 template <class T, class M>
 void check_soa_destination(const char* op, const basic_view<T, M>& v, index_t n) {
   if (v.size() != n) throw_size_error(std::string(op) + ": SoA records", v.size(), n);
-  for (std::size_t i = 0; i < basic_view<T, M>::leaves; ++i)
-    if (reinterpret_cast<std::uintptr_t>(v.column_bytes(i)) % vector_bytes != 0)
+  for (std::size_t i = 0; i < basic_view<T, M>::leaves; ++i) {
+    const std::size_t align = layout::whole_vector_blocks<M>() ? vector_bytes : reflect::leaf_alignments<std::remove_const_t<T>>[i];
+    if (reinterpret_cast<std::uintptr_t>(v.column_bytes(i)) % align != 0)
       throw misaligned_pointer(std::string(op) + ": SoA column '" + std::string(reflect::leaf_names<std::remove_const_t<T>>[i]) + "'",
-                               v.column_bytes(i), vector_bytes);
+                               v.column_bytes(i), align);
+  }
+}
+
+/// Blocks whose runs are not whole 16-byte vectors (AoSoA of N = 1, 3, 8 ... records of a leaf that
+/// N of do not fill 16 bytes) move record by record: a thread a record, the AoS record read whole
+/// and every leaf stored on its own (the returned path says path::scalar).
+template <class T, std::size_t Stride, class M>
+struct records_to_columns {
+  const std::byte* src;
+  basic_view<T, M> dst;
+  index_t first;
+  STRATA_HD void operator()(index_t i) const { dst.store(first + i, *reinterpret_cast<const T*>(src + std::size_t(i) * Stride)); }
+};
+/// The other way: the record's own padding and a padded record's tail are written as zero bytes,
+/// as the transposes write them; a closed gate (sort's choice between two ways) writes nothing.
+template <class T, std::size_t Stride, class M>
+struct columns_to_records {
+  basic_view<const T, M> src;
+  index_t first;
+  std::byte* dst;
+  path_gate gate;
+  STRATA_HD void operator()(index_t i) const {
+    if (!gate.open()) return;
+    const T r = src.load(first + i);
+    T out;
+    std::memset(static_cast<void*>(&out), 0, sizeof out);
+    reflect::for_each_leaf<T>([&](auto f) {
+      constexpr std::size_t L = decltype(f)::value;
+      reflect::leaf<L>(out) = reflect::leaf<L>(r);
+    });
+    std::byte* at = dst + std::size_t(i) * Stride;
+    std::memcpy(at, &out, sizeof out);
+    if constexpr (Stride > sizeof(T)) std::memset(at + sizeof(T), 0, Stride - sizeof(T));
+  }
+};
+#if defined(STRATA_BACKEND_CUDA)
+template <class Body>
+__global__ void __launch_bounds__(256) record_transpose_kernel(Body body, index_t n) {
+  const index_t i = index_t(blockIdx.x) * 256 + threadIdx.x;
+  if (i < n) body(i);
+}
+#endif
+template <class Body>
+void run_record_transpose(const Body& body, index_t n, stream_t stream, const char* what) {
+#if defined(STRATA_BACKEND_CUDA)
+  const index_t blocks = (n + 255) / 256;
+  if (blocks > index_t(0x7fffffff)) throw size_error("strata: " + std::to_string(n) + " records need more than 2^31 - 1 blocks of 256 threads");
+  record_transpose_kernel<<<unsigned(blocks), 256, 0, stream>>>(body, n);
+  check_launch(what);
+#else
+  (void)stream, (void)what;
+  STRATA_PARALLEL_FOR_IF(n > 4096)
+  for (index_t i = 0; i < n; ++i) body(i);
+#endif
 }
 
 template <class T>
@@ -772,46 +829,54 @@ bool needs_mask(const basic_view<T, M>& v, index_t first, index_t n) {
 template <class T, std::size_t Stride, class M, class Tile = warp_tile<T, Stride>>
 void aos_bytes_to_soa(const std::byte* src, index_t n, const basic_view<T, M>& dst, index_t first, stream_t stream) {
   if (n == 0) return;
-  using tile = Tile;
-  auto run = [&]<bool Masked>() {
+  if constexpr (!layout::whole_vector_blocks<M>()) {
+    run_record_transpose(records_to_columns<T, Stride, M>{src, dst, first}, n, stream, "aos_to_soa record kernel launch");
+  } else {
+    using tile = Tile;
+    auto run = [&]<bool Masked>() {
 #if defined(STRATA_BACKEND_CUDA)
-    aos_to_soa_kernel<T, tile, Masked, M><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, n, dst, first);
-    check_launch("aos_to_soa kernel launch");
+      aos_to_soa_kernel<T, tile, Masked, M><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, n, dst, first);
+      check_launch("aos_to_soa kernel launch");
 #else
-    (void)stream;
-    using phases = aos_to_soa_tile<T, tile, Masked>;
-    emulate_warp_tiles<tile>(n, [&](int lane, std::byte* sm, index_t t) { phases::load(lane, sm, src, n, t); },
-                             [&](int lane, std::byte* sm, index_t t) { phases::store(lane, sm, src, n, dst, first, t); });
+      (void)stream;
+      using phases = aos_to_soa_tile<T, tile, Masked>;
+      emulate_warp_tiles<tile>(n, [&](int lane, std::byte* sm, index_t t) { phases::load(lane, sm, src, n, t); },
+                               [&](int lane, std::byte* sm, index_t t) { phases::store(lane, sm, src, n, dst, first, t); });
 #endif
-  };
-  if (needs_mask(dst, first, n)) run.template operator()<true>();
-  else run.template operator()<false>();
+    };
+    if (needs_mask(dst, first, n)) run.template operator()<true>();
+    else run.template operator()<false>();
+  }
 }
 
 template <class T, std::size_t Stride, class M, class Tile = warp_tile<T, Stride>>
 void soa_to_aos_bytes(const basic_view<const T, M>& src, index_t first, std::byte* dst, index_t n, stream_t stream, path_gate gate = {}) {
   if (n == 0) return;
-  using tile = Tile;
-  auto run = [&]<bool Masked>() {
+  if constexpr (!layout::whole_vector_blocks<M>()) {
+    run_record_transpose(columns_to_records<T, Stride, M>{src, first, dst, gate}, n, stream, "soa_to_aos record kernel launch");
+  } else {
+    using tile = Tile;
+    auto run = [&]<bool Masked>() {
 #if defined(STRATA_BACKEND_CUDA)
-    if (gate.far) {
-      constexpr auto kernel = &soa_to_aos_gated_kernel<T, tile, Masked, M>;
-      const index_t blocks = std::min<index_t>(transpose_grid<tile>(n), resident_blocks<kernel>(tile::threads));
-      kernel<<<unsigned(blocks), tile::threads, 0, stream>>>(src, first, dst, n, gate);
-    } else {
-      soa_to_aos_kernel<T, tile, Masked, M><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, first, dst, n);
-    }
-    check_launch("soa_to_aos kernel launch");
+      if (gate.far) {
+        constexpr auto kernel = &soa_to_aos_gated_kernel<T, tile, Masked, M>;
+        const index_t blocks = std::min<index_t>(transpose_grid<tile>(n), resident_blocks<kernel>(tile::threads));
+        kernel<<<unsigned(blocks), tile::threads, 0, stream>>>(src, first, dst, n, gate);
+      } else {
+        soa_to_aos_kernel<T, tile, Masked, M><<<transpose_grid<tile>(n), tile::threads, 0, stream>>>(src, first, dst, n);
+      }
+      check_launch("soa_to_aos kernel launch");
 #else
-    (void)stream;
-    if (!gate.open()) return;
-    using phases = soa_to_aos_tile<T, tile, Masked>;
-    emulate_warp_tiles<tile>(n, [&](int lane, std::byte* sm, index_t t) { phases::gather(lane, sm, src, first, dst, n, t); },
-                             [&](int lane, std::byte* sm, index_t t) { phases::scatter(lane, sm, dst, n, t); });
+      (void)stream;
+      if (!gate.open()) return;
+      using phases = soa_to_aos_tile<T, tile, Masked>;
+      emulate_warp_tiles<tile>(n, [&](int lane, std::byte* sm, index_t t) { phases::gather(lane, sm, src, first, dst, n, t); },
+                               [&](int lane, std::byte* sm, index_t t) { phases::scatter(lane, sm, dst, n, t); });
 #endif
-  };
-  if (needs_mask(src, first, n)) run.template operator()<true>();
-  else run.template operator()<false>();
+    };
+    if (needs_mask(src, first, n)) run.template operator()<true>();
+    else run.template operator()<false>();
+  }
 }
 
 }  // namespace strata::detail

@@ -143,7 +143,9 @@ class basic_packet_view {
   /// Throws misaligned_pointer / size_error if the view cannot take 128-bit accesses.
   explicit basic_packet_view(const basic_view<T, M>& v) : view_(v) {
     static_assert(layout::require_vectorizable_leaves<record>());
-    static_assert(layout::packet_aligned_blocks<M>(), "strata: packets need blocks of whole, 16-byte aligned packets");
+    static_assert(layout::packet_aligned_blocks<M>(),
+                  "strata: packets need blocks of whole, 16-byte aligned packets: an aosoa_mapping<T, N> takes them "
+                  "where N is a multiple of the records one 16-byte vector of T's narrowest leaf holds");
     if (v.packet_ready()) return;
     std::string names[] = {std::string(reflect::leaf_name<record, I>())...};
     const std::size_t cols[] = {I...};

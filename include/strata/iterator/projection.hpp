@@ -77,6 +77,7 @@ class basic_projection {
   using value_type = record;
   using reference = projection_reference<T, M, L...>;
   using base_view = basic_view<T, M>;
+  using mapping_type = M;
   static constexpr std::size_t projected = sizeof...(L);
 
   basic_projection() = default;

@@ -97,4 +97,31 @@ constexpr bool packet_aligned_blocks() {
   }
 }
 
+/// The fact the AoS <-> columnar transposes need: every leaf's run in a block is whole 16-byte
+/// vectors on a 16-byte boundary (SoA; AoSoA of N a multiple of 16, or of the units of every leaf).
+template <class M>
+  requires columnar_mapping<M>
+constexpr bool whole_vector_blocks() {
+  if constexpr (M::block == 0) {
+    return true;
+  } else {
+    if (M::block_bytes % vector_bytes != 0) return false;
+    for (std::size_t l = 0; l < M::leaves; ++l)
+      if (M::column_offset(M::block, l) % vector_bytes != 0 || M::block * M::leaf_sizes[l] % vector_bytes != 0) return false;
+    return true;
+  }
+}
+
+/// A view or projection of a columnar mapping whose blocks keep whole, aligned packets: the
+/// packet paths may be instantiated for it (AoSoA blocks of any other N move record by record).
+template <class V>
+constexpr bool packet_blocks_of() {
+  if constexpr (requires { typename V::mapping_type; }) {
+    if constexpr (columnar_mapping<typename V::mapping_type>) return packet_aligned_blocks<typename V::mapping_type>();
+    else return false;
+  } else {
+    return false;
+  }
+}
+
 }  // namespace strata::layout

@@ -232,6 +232,11 @@ template <class T>
 inline constexpr std::array<std::size_t, leaf_count<T>> leaf_sizes = []<std::size_t... L>(std::index_sequence<L...>) {
   return std::array<std::size_t, leaf_count<T>>{sizeof(leaf_type_t<T, L>)...};
 }(std::make_index_sequence<leaf_count<T>>{});
+/// The alignment of every leaf of T, in leaf order.
+template <class T>
+inline constexpr std::array<std::size_t, leaf_count<T>> leaf_alignments = []<std::size_t... L>(std::index_sequence<L...>) {
+  return std::array<std::size_t, leaf_count<T>>{alignof(leaf_type_t<T, L>)...};
+}(std::make_index_sequence<leaf_count<T>>{});
 
 /// Leaf L of a record (const record: const leaf), on host and device.
 template <std::size_t L, class T>
