@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Conversion between SoA, AoSoA of 8, 16, 32 and 64 records and padded AoS, of records with leaves of
+// Conversion between SoA, AoSoA of 1 (packed AoS), 8, 16, 32 and 64 records and padded AoS, of records with leaves of
 // mixed widths: the first 20 fields of LLAMA's viewcopy event record (78 bytes: i32, i32, i64,
 // two f32, seven i32, two u8, six f32), the {float, int, short, char} record of NVIDIA's 2007
 // AoS/SoA sample, a 32-field record of f32 / f64 / i32 / u8 and {double, int8}. strata::convert against the naive
@@ -152,6 +152,11 @@ void register_record(const char* record) {
   register_pair<T, 8, aos>(record);
   register_pair<T, aos, 32>(record);
   register_pair<T, 32, aos>(record);
+  // Blocks of 1: the packed AoS (records at their leaves' alignment, no padding to 16 bytes).
+  register_pair<T, aos, 1>(record);
+  register_pair<T, 1, aos>(record);
+  register_pair<T, 0, 1>(record);
+  register_pair<T, 1, 0>(record);
 }
 struct particle7 {
   BOOST_HANA_DEFINE_STRUCT(particle7, (float, x), (float, y), (float, z), (float, vx), (float, vy), (float, vz), (float, mass));

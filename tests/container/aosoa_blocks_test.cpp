@@ -336,3 +336,37 @@ TEST(AosoaBlocksAlgorithms, Reordering) {
   reorder<particle, 8>();
   reorder<big_record, 1>();
 }
+
+// Packed AoS is AoSoA of one record a block: a record of scalar leaves keeps its plain struct's
+// layout, so a std::vector<T>'s bytes copied into the allocation read back as the same records.
+template <class T>
+void expect_struct_layout() {
+  using M = strata::aosoa_mapping<T, 1>;
+  static_assert(std::is_same_v<strata::packed_aos_vector<T>, aosoa_vector<T, 1>>);
+  static_assert(std::is_same_v<strata::host_packed_aos_vector<T>, aosoa_vector<T, 1, memory_space::host>>);
+  static_assert(M::block_bytes == sizeof(T), "a block of one record is the struct's size");
+  strata::reflect::for_each_leaf<T>([&](auto f) {
+    constexpr std::size_t L = decltype(f)::value;
+    static_assert(M::leaf_offset(0, 0, L) == strata::reflect::leaf_offset<T, L>());
+    static_assert(M::leaf_offset(0, 5, L) == 5 * sizeof(T) + strata::reflect::leaf_offset<T, L>());
+  });
+  for (std::size_t n : {std::size_t(0), std::size_t(1), std::size_t(777)}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    const auto ref = random_records<T>(n);
+    strata::packed_aos_vector<T> v(n);
+    ASSERT_EQ(v.size(), n);
+    if (n > 0) strata::copy_bytes(v.view().column_bytes(0), ref.data(), n * sizeof(T));
+    expect_equal(v, ref);
+    std::vector<T> back(n);
+    const strata::packed_aos_vector<T> filled(ref);
+    if (n > 0) strata::copy_bytes(back.data(), filled.const_view().column_bytes(0), n * sizeof(T));
+    ASSERT_EQ(first_difference<T>(back, ref), -1) << describe_difference<T>(back, ref);
+  }
+}
+TEST(PackedAos, FlatRecordsKeepTheirStructLayout) {
+  STRATA_SEED_TRACE();
+  expect_struct_layout<particle>();
+  expect_struct_layout<mixed>();
+  expect_struct_layout<three_bytes>();
+  expect_struct_layout<eight_floats>();
+}

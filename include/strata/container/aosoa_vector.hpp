@@ -89,4 +89,15 @@ using pinned_aosoa_vector = aosoa_vector<T, N, memory_space::pinned>;
 template <class T, std::size_t N = detail::default_aosoa_block<std::remove_const_t<T>>>
 using aosoa_view = basic_view<T, aosoa_mapping<std::remove_const_t<T>, N>>;
 
+/// Packed AoS: blocks of one record, so records follow one another with each leaf at its own
+/// alignment and no padding to 16 bytes (28 bytes a particle of seven floats where aos_vector
+/// stores 32). A record of scalar leaves then has the layout of its plain C++ struct. Every access
+/// moves a record a thread (path::scalar): the layout saves bytes, not instructions.
+template <class T, memory_space Space = memory_space::device>
+using packed_aos_vector = aosoa_vector<T, 1, Space>;
+template <class T>
+using host_packed_aos_vector = packed_aos_vector<T, memory_space::host>;
+template <class T>
+using packed_aos_view = aosoa_view<T, 1>;
+
 }  // namespace strata

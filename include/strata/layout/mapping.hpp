@@ -90,10 +90,9 @@ constexpr bool packet_aligned_blocks() {
   if constexpr (M::block == 0) {
     return true;
   } else {
-    if (M::block % d::column_quantum != 0 || M::block_bytes % vector_bytes != 0) return false;
-    for (std::size_t l = 0; l < M::leaves; ++l)
-      if (M::column_offset(M::block, l) % vector_bytes != 0) return false;
-    return true;
+    bool ok = M::block % d::column_quantum == 0 && M::block_bytes % vector_bytes == 0;
+    for (std::size_t l = 0; l < M::leaves; ++l) ok = ok && M::column_offset(M::block, l) % vector_bytes == 0;
+    return ok;
   }
 }
 
@@ -105,10 +104,10 @@ constexpr bool whole_vector_blocks() {
   if constexpr (M::block == 0) {
     return true;
   } else {
-    if (M::block_bytes % vector_bytes != 0) return false;
+    bool ok = M::block_bytes % vector_bytes == 0;
     for (std::size_t l = 0; l < M::leaves; ++l)
-      if (M::column_offset(M::block, l) % vector_bytes != 0 || M::block * M::leaf_sizes[l] % vector_bytes != 0) return false;
-    return true;
+      ok = ok && M::column_offset(M::block, l) % vector_bytes == 0 && M::block * M::leaf_sizes[l] % vector_bytes == 0;
+    return ok;
   }
 }
 
