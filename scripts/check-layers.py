@@ -25,6 +25,7 @@ LAYERS = [
     # mappings (a mapping header that also names its container sits here).
     ("owning containers", ["container/"]),
     ("algorithm", ["algorithm/", "convert/convert.hpp"]),
+    ("access", ["access/"]),
     ("neighbor", ["neighbor/"]),
     ("interop", ["interop/"]),
     ("distributed", ["distributed/"]),
