@@ -212,9 +212,8 @@ layout_advice advise(const access_counts<T>& c, advise_options o = {}) {
   return a;
 }
 
-/// Calls f(layout_container<T, K, S>{}) for the layout k names: the container type of the advice,
-/// e.g. `with_layout<particle>(advice.best().layout, [&](auto tag) { typename decltype(tag)::type
-/// c(n); strata::convert(ps, c); ... })`.
+/// Calls f(layout_container<T, K, S>{}) for the layout k names, so f can make the advised
+/// container (the tag's member type `type`) and convert into it (docs/access.md shows it).
 template <class T, memory_space S = memory_space::device, class F>
 decltype(auto) with_layout(layout_kind k, F&& f) {
   switch (k) {
