@@ -11,11 +11,14 @@
 
 #include "common/functors.hpp"
 #include "common/records.hpp"
+#include "common/temp_path.hpp"
 #include "common/testing.hpp"
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <numeric>
+#include <string>
 
 using namespace strata_test;
 using strata::layout_kind;
@@ -108,6 +111,25 @@ void expect_heatmap(std::size_t n, std::size_t granule) {
   EXPECT_EQ(heat, want);
   EXPECT_EQ(counter.counts().reads[0], n);
   static_assert(CV::base_view::is_const, "a const container's counting view reads only");
+}
+TEST(CountingView, HeatmapWritesItsCounts) {
+  const auto ref = random_records<particle>(100);
+  const strata::packed_aos_vector<particle> c(ref);
+  auto counter = strata::count_accesses(c, 8);
+  using CV = decltype(counter.view());
+  strata::detail::run_each(read_x_body<CV>{counter.view()}, 100, strata::stream_t{}, "read x");
+  const temp_path file("heatmap", ".txt");
+  counter.write_heatmap(file.str());
+  std::ifstream in(file.str());
+  std::string head;
+  std::getline(in, head);
+  EXPECT_EQ(head, "# strata heatmap granule=8 span=" + std::to_string(counter.span_bytes()) + " record_bytes=28");
+  std::vector<std::uint64_t> read_back;
+  for (std::uint64_t v; in >> v;) read_back.push_back(v);
+  EXPECT_EQ(read_back, counter.heatmap());
+  auto plain = strata::count_accesses(c);
+  EXPECT_THROW(plain.write_heatmap(file.str()), std::logic_error);
+  EXPECT_THROW(counter.write_heatmap("/nonexistent-dir/heatmap.txt"), std::runtime_error);
 }
 TEST(CountingView, HeatmapOfTouchedGranules) {
   expect_heatmap<strata::packed_aos_vector<particle>>(1000, 32);

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -186,6 +187,20 @@ class access_counter {
   std::vector<std::uint64_t> heatmap() const {
     const auto w = words();
     return {w.begin() + std::ptrdiff_t(2 * leaves), w.end()};
+  }
+  /// Writes the heatmap as text: a header line `# strata heatmap granule=G span=S record_bytes=R`
+  /// (R: bytes from one record to the next where records are evenly spaced, else 0), then one
+  /// count a line. scripts/heatmap.py draws it as a PNG, a row of pixels a record or block.
+  void write_heatmap(const std::string& path) const {
+    if (granules_ == 0) throw std::logic_error("strata: access_counter::write_heatmap: this counter keeps no heatmap (granule 0)");
+    const auto h = heatmap();
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (f == nullptr) throw std::runtime_error("strata: access_counter::write_heatmap: cannot open " + path);
+    const std::size_t record_bytes = M::block == 0 ? 0 : M::block_bytes;
+    bool ok = std::fprintf(f, "# strata heatmap granule=%zu span=%zu record_bytes=%zu\n", granule_, span_, record_bytes) > 0;
+    for (std::size_t g = 0; ok && g < h.size(); ++g) ok = std::fprintf(f, "%llu\n", static_cast<unsigned long long>(h[g])) > 0;
+    ok = std::fclose(f) == 0 && ok;
+    if (!ok) throw std::runtime_error("strata: access_counter::write_heatmap: writing " + path + " failed");
   }
   std::size_t granule() const { return granule_; }
   /// Bytes the heatmap covers; granule g counts accesses to bytes [g * granule, (g + 1) * granule).
