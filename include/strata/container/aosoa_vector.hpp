@@ -35,6 +35,10 @@ struct aosoa_mapping {
   static constexpr std::size_t leaves = descriptor::leaves;
   static constexpr std::size_t block = N;
   static_assert(N > 0, "strata: aosoa_mapping<T, N>: N must be at least 1");
+  // A block's bytes (N records and under 16 bytes of alignment a run) must not wrap: every offset
+  // below is computed in size_t.
+  static_assert(N <= (std::numeric_limits<std::size_t>::max() / 4 - 16 * (descriptor::leaves + 1)) / descriptor::packed_size,
+                "strata: aosoa_mapping<T, N>: N records a block do not fit in size_t's range; choose a smaller N");
   static constexpr std::array<std::size_t, leaves> leaf_sizes = reflect::leaf_sizes<T>;
   static constexpr std::array<std::size_t, leaves> leaf_alignments = reflect::leaf_alignments<T>;
   /// The alignment of a block: the largest leaf alignment, or 16 bytes where N keeps every run a

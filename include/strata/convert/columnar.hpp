@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Columnar -> columnar copies (SoA <-> AoSoA, AoSoA of one block size -> another, SoA -> SoA): the
-// leaves of a few consecutive records lie in runs inside one block (blocks are multiples of 16
-// records) on both sides, so a thread moves them as one access per leaf, no per-record
+// leaves of a few consecutive records lie in runs inside one block on both sides (blocks hold
+// whole packets, and a group of at most 16 / widest-leaf records divides a packet), so a thread moves them as one access per leaf, no per-record
 // registers, no shared memory. The host backend runs the same body per group on OpenMP threads.
 #pragma once
 

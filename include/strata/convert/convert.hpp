@@ -73,9 +73,10 @@ inline constexpr bool is_aos_view<aos_view<T>> = true;
 /// src -> dst, any two layouts of the same record and size: views or containers (aos_*, soa_*,
 /// aosoa_*, basic_*). AoS on either side runs the transposes (a record a thread for AoSoA blocks
 /// whose runs are not whole 16-byte vectors). Two columnar layouts move groups of records leaf by
-/// leaf, one access per leaf (columnar.hpp). Leaves that are not 1, 2, 4, 8 or 16 bytes, blocks
-/// without whole packets, or sides that are not 16-byte aligned go record by record (the returned
-/// path says which).
+/// leaf, one access per leaf (columnar.hpp); there, leaves that are not 1, 2, 4, 8 or 16 bytes,
+/// blocks without whole packets, or sides that are not 16-byte aligned go record by record (the
+/// returned path says which). With an AoS side, a columnar side's runs must be 16-byte aligned
+/// where the transposes run: a foreign view aligned for its elements only is refused, naming it.
 template <class Src, class Dst>
 path convert(const Src& src_arg, Dst&& dst_arg, stream_t stream = {}) {
   auto src = detail::as_const_view(src_arg);
