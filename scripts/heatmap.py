@@ -5,11 +5,13 @@ pixels per record (AoS-like layouts) or block (AoSoA), one pixel per granule of 
 number of accesses (black: untouched), as LLAMA's Heatmap mapping draws its counts.
 
   heatmap.py HEATMAP.txt OUT.png [--row-bytes B] [--rows N]
-      --row-bytes: bytes a row (default: the file's record_bytes, else 256)
+      --row-bytes: bytes a row (default: the least multiple of the file's record_bytes, a record
+                   or block, that is whole granules; 256 for SoA)
       --rows: at most this many rows drawn from the start (default 256)
 Needs matplotlib and numpy (pip install matplotlib).
 """
 import argparse
+import math
 import re
 import sys
 
@@ -32,7 +34,8 @@ def main():
     p.add_argument("--rows", type=int, default=256)
     a = p.parse_args()
     granule, span, record_bytes, counts = read(a.heatmap)
-    row_bytes = a.row_bytes or record_bytes or 256
+    # A row: a record or block rounded up to whole granules together (lcm), unless given.
+    row_bytes = a.row_bytes or (math.lcm(record_bytes, granule) if record_bytes else 256)
     if row_bytes % granule:
         sys.exit(f"heatmap.py: --row-bytes {row_bytes} is not a multiple of the granule ({granule} bytes)")
     try:

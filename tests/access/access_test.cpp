@@ -112,6 +112,34 @@ void expect_heatmap(std::size_t n, std::size_t granule) {
   EXPECT_EQ(counter.counts().reads[0], n);
   static_assert(CV::base_view::is_const, "a const container's counting view reads only");
 }
+template <class CV>
+struct assign_from_next {
+  CV v;
+  STRATA_HD void operator()(strata::index_t i) const {
+    if (i % 2 == 0) v[i] = v[i + 1];
+  }
+};
+TEST(CountingView, ProxyAssignmentCopiesAndCounts) {
+  const auto ref = random_records<particle>(10);
+  strata::soa_vector<particle> c(ref);
+  auto counter = strata::count_accesses(c);
+  using CV = decltype(counter.view());
+  strata::detail::run_each(assign_from_next<CV>{counter.view()}, 10, strata::stream_t{}, "assign");
+  const auto k = counter.counts();
+  for (std::size_t l = 0; l < 7; ++l) {
+    EXPECT_EQ(k.reads[l], 5u);
+    EXPECT_EQ(k.writes[l], 5u);
+  }
+  auto want = ref;
+  for (std::size_t i = 0; i < 10; i += 2) want[i] = ref[i + 1];
+  const auto got = c.to_host();
+  EXPECT_EQ(first_difference<particle>(got, want), -1) << describe_difference<particle>(got, want);
+  using std::swap;
+  auto v = counter.view();
+  swap(v[0], v[1]);
+  EXPECT_EQ(c.get(0).x, want[1].x);
+  EXPECT_EQ(c.get(1).x, want[0].x);
+}
 TEST(CountingView, HeatmapWritesItsCounts) {
   const auto ref = random_records<particle>(100);
   const strata::packed_aos_vector<particle> c(ref);
@@ -129,6 +157,13 @@ TEST(CountingView, HeatmapWritesItsCounts) {
   EXPECT_EQ(read_back, counter.heatmap());
   auto plain = strata::count_accesses(c);
   EXPECT_THROW(plain.write_heatmap(file.str()), std::logic_error);
+  // An empty container's heatmap is a header alone.
+  const strata::packed_aos_vector<particle> none;
+  strata::count_accesses(none, 32).write_heatmap(file.str());
+  std::ifstream empty(file.str());
+  std::getline(empty, head);
+  EXPECT_EQ(head, "# strata heatmap granule=32 span=0 record_bytes=28");
+  EXPECT_FALSE(std::getline(empty, head));
   EXPECT_THROW(counter.write_heatmap("/nonexistent-dir/heatmap.txt"), std::runtime_error);
 }
 TEST(CountingView, HeatmapOfTouchedGranules) {
@@ -147,6 +182,21 @@ struct flagged_energy {
   STRATA_HD mixed operator()(mixed m) const {
     if (m.flags & 1) m.energy += double(m.x);
     return m;
+  }
+};
+struct generic_scale {  // deduced return type: probing instantiates it with the record only
+  template <class P>
+  STRATA_HD auto operator()(P& p) const {
+    p.x *= 2;
+  }
+};
+enum class phase : std::uint8_t { idle, active };
+struct agent {
+  BOOST_HANA_DEFINE_STRUCT(agent, (float, x), (phase, state));
+};
+struct move_active {
+  STRATA_HD void operator()(agent& a) const {
+    if (a.state == phase::active) a.x += 1;
   }
 };
 struct no_change {
@@ -176,6 +226,15 @@ TEST(AccessOf, NamesTheLeavesAFunctorReadsAndChanges) {
   const auto none = strata::access_of<particle>(no_change{});
   EXPECT_EQ(none.read, leaves_of<particle>({}));
   EXPECT_EQ(none.written, leaves_of<particle>({}));
+  const auto gs = strata::access_of<particle>(generic_scale{});
+  EXPECT_EQ(gs.read, leaves_of<particle>({0}));
+  EXPECT_EQ(gs.written, leaves_of<particle>({0}));
+  const auto ma = strata::access_of<agent>(move_active{});  // an enum read in a branch
+  EXPECT_EQ(ma.read, leaves_of<agent>({0, 1}));
+  EXPECT_EQ(ma.written, leaves_of<agent>({0}));
+  const auto h = strata::access_of<particle>(heavy{});  // a predicate: a map of bool
+  EXPECT_EQ(h.read, leaves_of<particle>({6}));
+  EXPECT_EQ(h.written, leaves_of<particle>({}));
   // A map (transform_reduce's functor) reads and writes nothing back.
   const auto e = strata::access_of<particle>(kinetic_energy{});
   EXPECT_EQ(e.read, leaves_of<particle>({3, 4, 5, 6}));
@@ -203,9 +262,9 @@ TEST(Advise, EstimatesFollowTheMappings) {
   EXPECT_NEAR(a.of(layout_kind::aos).written_bytes, 32.0, 1e-9);
   EXPECT_NEAR(a.of(layout_kind::aosoa32).read_bytes, 24.0, 1e-9);
   EXPECT_NEAR(a.of(layout_kind::aosoa32).written_bytes, 12.0, 1e-9);
-  // Packed AoS: 28-byte records, every sector holds a position or velocity (read); 7 sectors in 8
-  // hold a position (written).
+  // Packed AoS: 28-byte records, every sector holds a position (written, so read first).
   EXPECT_NEAR(a.of(layout_kind::packed_aos).read_bytes, 28.0, 1e-9);
+  EXPECT_NEAR(a.of(layout_kind::packed_aos).written_bytes, 28.0, 1e-9);
   EXPECT_EQ(a.best().layout, layout_kind::soa);
   EXPECT_TRUE(a.best().vector_access);
   EXPECT_EQ(a.ranked.size(), 7u);
@@ -222,7 +281,7 @@ TEST(Advise, EstimatesFollowTheMappings) {
   EXPECT_EQ(b.ranked[5].layout, layout_kind::packed_aos);  // after SoA and the four AoSoA
   EXPECT_EQ(b.ranked.back().layout, layout_kind::aos);
 
-  // One 8-byte leaf of mixed (16 bytes padded, 15 packed) read: a column moves 8 bytes a record.
+  // One 8-byte leaf of mixed (16 bytes padded or packed) read: a column moves 8 bytes a record.
   strata::access_counts<mixed> one{.records = 4096};
   one.reads[0] = 4096;
   const auto e = strata::advise(one);

@@ -60,6 +60,26 @@ class counting_reference {
     view_.store(i_, r);
     return *this;
   }
+  // Assigning one proxy to another copies the record (counted both ways), as for a real reference.
+  STRATA_HD const counting_reference& operator=(const counting_reference& o) const
+    requires(!std::is_const_v<T>)
+  {
+    view_.store(i_, o.get());
+    return *this;
+  }
+  template <class U>
+    requires(!std::is_const_v<T> && std::is_same_v<std::remove_const_t<U>, record>)
+  STRATA_HD const counting_reference& operator=(const counting_reference<U, M>& o) const {
+    view_.store(i_, o.get());
+    return *this;
+  }
+  friend STRATA_HD void swap(const counting_reference& a, const counting_reference& b)
+    requires(!std::is_const_v<T>)
+  {
+    const record t = a.get();
+    a = b.get();
+    b = t;
+  }
   template <auto Sel>
   STRATA_HD auto get() const {
     return view_.template read<reflect::leaf_of<record, Sel>>(i_);
@@ -160,13 +180,17 @@ class access_counter {
         lo = first < lo ? first : lo;
         hi = last > hi ? last : hi;
       });
+      // The heatmap covers one allocation: leaves spread over more bytes than the mapping places
+      // (a foreign view's columns in separate allocations) would count the gaps between them.
+      if (hi - lo > M::bytes(std::size_t(v.capacity())))
+        throw std::invalid_argument("strata: access_counter: the view's leaves span " + std::to_string(hi - lo) +
+                                    " bytes where its mapping places " + std::to_string(M::bytes(std::size_t(v.capacity()))) +
+                                    " (columns in separate allocations): count it without a heatmap (granule 0)");
       base_ = lo;
       span_ = hi - lo;
       granules_ = (span_ + granule - 1) / granule;
     }
     const std::size_t words = 2 * leaves + granules_;
-    if (granules_ > (std::size_t(1) << 40))
-      throw std::length_error("strata: access_counter: a heatmap of " + std::to_string(granules_) + " granules; choose a larger granule");
     counters_ = buffer(words * sizeof(unsigned long long), v.location().space);
     reset();
   }
@@ -189,15 +213,15 @@ class access_counter {
     return {w.begin() + std::ptrdiff_t(2 * leaves), w.end()};
   }
   /// Writes the heatmap as text: a header line `# strata heatmap granule=G span=S record_bytes=R`
-  /// (R: bytes from one record to the next where records are evenly spaced, else 0), then one
-  /// count a line. scripts/heatmap.py draws it as a PNG, a row of pixels a record or block.
+  /// (R: the bytes of a block, one record for packed AoS, N records for AoSoA; 0 for SoA), then
+  /// one count a line (none for an empty view). scripts/heatmap.py draws it as a PNG, a row of pixels a record or block.
   void write_heatmap(const std::string& path) const {
-    if (granules_ == 0) throw std::logic_error("strata: access_counter::write_heatmap: this counter keeps no heatmap (granule 0)");
+    if (granule_ == 0) throw std::logic_error("strata: access_counter::write_heatmap: this counter keeps no heatmap (granule 0)");
     const auto h = heatmap();
     std::FILE* f = std::fopen(path.c_str(), "w");
     if (f == nullptr) throw std::runtime_error("strata: access_counter::write_heatmap: cannot open " + path);
-    const std::size_t record_bytes = M::block == 0 ? 0 : M::block_bytes;
-    bool ok = std::fprintf(f, "# strata heatmap granule=%zu span=%zu record_bytes=%zu\n", granule_, span_, record_bytes) > 0;
+    const std::size_t block_bytes = M::block == 0 ? 0 : M::block_bytes;
+    bool ok = std::fprintf(f, "# strata heatmap granule=%zu span=%zu record_bytes=%zu\n", granule_, span_, block_bytes) > 0;
     for (std::size_t g = 0; ok && g < h.size(); ++g) ok = std::fprintf(f, "%llu\n", static_cast<unsigned long long>(h[g])) > 0;
     ok = std::fclose(f) == 0 && ok;
     if (!ok) throw std::runtime_error("strata: access_counter::write_heatmap: writing " + path + " failed");

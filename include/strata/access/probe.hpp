@@ -8,7 +8,10 @@
 // call over n records moves, leaf by leaf.
 //
 // The probe sees what the functor does on its probe records: 16 records, half of random bits and
-// half of small values (bools 0 or 1), each leaf then changed alone. A leaf the functor reads only in a branch its probe
+// half of small values (bools 0 or 1, enums 0 .. 3), each leaf then changed alone; a functor
+// probed must accept any bit pattern in its leaves (an index into a table read from a leaf would
+// read out of bounds). A functor returning the record is probed as an in-place transform: leaves
+// it passes through count as neither read nor written. A leaf the functor reads only in a branch its probe
 // records never take, or changes only for rare values, is not seen; for such functors count the
 // kernel's accesses instead (counting_view.hpp).
 #pragma once
@@ -50,33 +53,37 @@ struct access_pattern {
 };
 
 namespace detail {
-/// What a probe call returns: the record after an update, or a map functor's value.
+/// What a probe call returns: the record after an update (`void f(record&)`, or `record f(record)`,
+/// probed as an in-place transform), or a map functor's value. f is called on a mutable copy of
+/// the probe record, so generic functors taking `auto&` are probed as for_each calls them.
 template <class T, class F>
-struct probe_result {
-  using type = T;
+constexpr auto probe_result_of() {
+  using R = std::remove_cvref_t<std::invoke_result_t<const F&, T&>>;
+  if constexpr (std::is_void_v<R>) return std::type_identity<T>{};
+  else return std::type_identity<R>{};
+}
+template <class T, class F>
+using probe_result_t = typename decltype(probe_result_of<T, F>())::type;
+/// A probe result in memory (a struct, so results of type bool are not a std::vector<bool>).
+template <class R>
+struct probe_slot {
+  R value;
 };
-template <class T, class F>
-  requires(std::is_invocable_v<const F&, const T&> && !std::is_void_v<std::invoke_result_t<const F&, const T&>> &&
-           !std::is_same_v<std::remove_cvref_t<std::invoke_result_t<const F&, const T&>>, T>)
-struct probe_result<T, F> {
-  using type = std::remove_cvref_t<std::invoke_result_t<const F&, const T&>>;
-};
-template <class T, class F>
-using probe_result_t = typename probe_result<T, F>::type;
 
 template <class T, class F>
-STRATA_HD void apply_probe(const T& in, probe_result_t<T, F>& out, const F& f) {
-  if constexpr (!std::is_same_v<probe_result_t<T, F>, T> || std::is_invocable_r_v<T, const F&, const T&>) {
-    out = f(in);
+STRATA_HD void apply_probe(const T& in, probe_slot<probe_result_t<T, F>>& out, const F& f) {
+  T copy = in;
+  if constexpr (std::is_void_v<std::invoke_result_t<const F&, T&>>) {
+    f(copy);
+    out.value = copy;
   } else {
-    out = in;
-    f(out);
+    out.value = f(copy);
   }
 }
 
 #if defined(STRATA_BACKEND_CUDA)
 template <class T, class F>
-__global__ void probe_kernel(const T* in, probe_result_t<T, F>* out, int n, F f) {
+__global__ void probe_kernel(const T* in, probe_slot<probe_result_t<T, F>>* out, int n, F f) {
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (i < n) apply_probe(in[i], out[i], f);
 }
@@ -105,6 +112,10 @@ void randomize_leaf(T& r, std::mt19937_64& g, bool moderate) {
   } else if constexpr (std::is_integral_v<leaf>) {
     if (moderate) v = leaf(std::int64_t(g() % 17) - (std::is_signed_v<leaf> ? 8 : 0));
     else v = random_bits<leaf>(g);
+  } else if constexpr (std::is_enum_v<leaf>) {
+    // Enumerators are small: moderate probes take 0 .. 3, where a flag's states usually lie.
+    if (moderate) v = leaf(g() % 4);
+    else v = random_bits<leaf>(g);
   } else {
     v = random_bits<leaf>(g);
   }
@@ -120,7 +131,7 @@ void randomize_leaf(T& r, std::mt19937_64& g, bool moderate) {
 template <class T, class F>
 access_pattern<T> access_of(const F& f) {
   static_assert(std::is_trivially_copyable_v<T>, "strata: access_of probes records that copy as bytes");
-  static_assert(std::is_invocable_v<const F&, const T&> || std::is_invocable_v<const F&, T&>,
+  static_assert(std::is_invocable_v<const F&, T&>,
                 "strata: access_of needs an update (void f(record&), record f(const record&)) or a map (value f(const record&))");
   using R = detail::probe_result_t<T, F>;
   static_assert(std::is_trivially_copyable_v<R>, "strata: access_of compares a map's values as bytes: they must be trivially copyable");
@@ -144,24 +155,25 @@ access_pattern<T> access_of(const F& f) {
       in[b * per_base + 1 + L] = changed;
     });
   }
-  std::vector<R> out(in.size());
+  std::vector<detail::probe_slot<R>> slots(in.size());
 #if defined(STRATA_BACKEND_CUDA)
-  buffer din(in.size() * sizeof(T), memory_space::device), dout(in.size() * sizeof(R), memory_space::device);
+  buffer din(in.size() * sizeof(T), memory_space::device), dout(in.size() * sizeof(detail::probe_slot<R>), memory_space::device);
   copy_bytes(din.data(), in.data(), din.bytes());
   const unsigned threads = 128, blocks = unsigned((in.size() + threads - 1) / threads);
-  detail::probe_kernel<<<blocks, threads>>>(reinterpret_cast<const T*>(din.data()), reinterpret_cast<R*>(dout.data()), int(in.size()), f);
+  detail::probe_kernel<<<blocks, threads>>>(reinterpret_cast<const T*>(din.data()), reinterpret_cast<detail::probe_slot<R>*>(dout.data()), int(in.size()), f);
   detail::check_launch("access_of probe kernel launch");
-  copy_bytes(out.data(), dout.data(), dout.bytes());
+  copy_bytes(slots.data(), dout.data(), dout.bytes());
 #else
-  for (std::size_t i = 0; i < in.size(); ++i) detail::apply_probe(in[i], out[i], f);
+  for (std::size_t i = 0; i < in.size(); ++i) detail::apply_probe(in[i], slots[i], f);
 #endif
+  const auto out = [&](std::size_t i) -> const R& { return slots[i].value; };
   access_pattern<T> p;
   if constexpr (is_map) {
     // A map writes nothing; leaf L is read where changing it alone changes the value.
     for (std::size_t b = 0; b < bases; ++b)
       reflect::for_each_leaf<T>([&](auto leaf) {
         constexpr std::size_t L = decltype(leaf)::value;
-        p.read[L] = p.read[L] || detail::bits_differ(out[b * per_base + 1 + L], out[b * per_base]);
+        p.read[L] = p.read[L] || detail::bits_differ(out(b * per_base + 1 + L), out(b * per_base));
       });
   } else {
     // Leaf L is read where changing it alone changes another leaf of the result, or changes L's
@@ -176,11 +188,11 @@ access_pattern<T> access_of(const F& f) {
     };
     for (std::size_t b = 0; b < bases; ++b) {
       const T& base_in = in[b * per_base];
-      const T& result = out[b * per_base];
+      const T& result = out(b * per_base);
       reflect::for_each_leaf<T>([&](auto leaf) {
         constexpr std::size_t L = decltype(leaf)::value;
         const T& changed_in = in[b * per_base + 1 + L];
-        const T& changed_out = out[b * per_base + 1 + L];
+        const T& changed_out = out(b * per_base + 1 + L);
         using detail::bits_differ;
         const bool passed_through = !bits_differ(reflect::leaf<L>(result), reflect::leaf<L>(base_in)) &&
                                     !bits_differ(reflect::leaf<L>(changed_out), reflect::leaf<L>(changed_in));
